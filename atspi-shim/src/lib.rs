@@ -1,0 +1,1 @@
+//! Replica → AT-SPI answers and events (work in progress).

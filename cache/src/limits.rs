@@ -1,0 +1,29 @@
+//! Per-application resource limits.
+
+/// Limits applied to one application (all its surfaces together for node
+/// counts). Exceeding one rejects the commit with a clear rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Nodes across all surfaces of one application.
+    pub max_nodes: usize,
+    /// Depth of any tree (root = depth 1).
+    pub max_depth: usize,
+    /// Children of one node.
+    pub max_children: usize,
+    /// Encoded bytes of one commit (all its updates).
+    pub max_frame_bytes: usize,
+    /// Surfaces of one application.
+    pub max_surfaces: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_nodes: 1_000_000,
+            max_depth: 256,
+            max_children: 200_000,
+            max_frame_bytes: 64 * 1024 * 1024,
+            max_surfaces: 64,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The validator in front of every apply.

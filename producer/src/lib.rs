@@ -1,0 +1,1 @@
+//! Sender side of the Newton push protocol (work in progress).
