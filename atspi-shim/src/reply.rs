@@ -1,0 +1,49 @@
+//! Building replies: every interface handler returns a [`Handled`].
+
+use serde::Serialize;
+use zbus::message::Message;
+use zvariant::DynamicType;
+
+use crate::CallError;
+
+/// The result of one handled method call: the reply to send and, when the
+/// call asked the application to do something, the action request to route
+/// to its sender (the reply never waits for the application).
+pub struct Handled {
+    pub reply: Message,
+    pub action: Option<accesskit::ActionRequest>,
+}
+
+impl Handled {
+    pub fn reply(reply: Message) -> Self {
+        Self { reply, action: None }
+    }
+
+    pub fn with_action(reply: Message, action: accesskit::ActionRequest) -> Self {
+        Self { reply, action: Some(action) }
+    }
+}
+
+/// A method return for `call` carrying `body`.
+pub fn method_return<B>(call: &Message, body: &B) -> Result<Message, CallError>
+where
+    B: Serialize + DynamicType,
+{
+    Message::method_return(&call.header())
+        .and_then(|builder| builder.build(body))
+        .map_err(|e| CallError::Failed(format!("could not build the reply: {e}")))
+}
+
+/// Decodes the call's arguments, answering InvalidArgs (with the expected
+/// signature) when the client sent something else.
+pub fn args<'m, T>(call: &'m Message) -> Result<T, CallError>
+where
+    T: serde::Deserialize<'m> + DynamicType,
+{
+    call.body().deserialize::<T>().map_err(|e| {
+        CallError::InvalidArgs(format!(
+            "expected arguments of signature \u{201c}{}\u{201d}: {e}",
+            T::SIGNATURE
+        ))
+    })
+}
