@@ -36,9 +36,9 @@ where
 
 /// Decodes the call's arguments, answering InvalidArgs (with the expected
 /// signature) when the client sent something else.
-pub fn args<'m, T>(call: &'m Message) -> Result<T, CallError>
+pub fn args<T>(call: &Message) -> Result<T, CallError>
 where
-    T: serde::Deserialize<'m> + DynamicType,
+    T: serde::de::DeserializeOwned + zvariant::Type,
 {
     call.body().deserialize::<T>().map_err(|e| {
         CallError::InvalidArgs(format!(
