@@ -53,9 +53,11 @@ pub struct AppInfo {
 pub struct Hello {
     /// Must be [`PROTOCOL_VERSION`].
     pub protocol: u32,
-    /// Encoding of every later frame, both directions.
+    /// Encoding of every frame after the hello and its reply, both
+    /// directions. Defaults to JSON when absent.
     #[serde(default)]
     pub encoding: Encoding,
+    /// The application's identity, as the compositor side knows it.
     pub app: AppInfo,
 }
 
@@ -64,9 +66,13 @@ pub struct Hello {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Geometry {
+    /// Screen x of the surface's origin (top-left corner).
     pub x: i32,
+    /// Screen y of the surface's origin (top-left corner).
     pub y: i32,
+    /// Width of the surface in screen units.
     pub width: u32,
+    /// Height of the surface in screen units.
     pub height: u32,
     /// Factor from tree units to screen units (1.0 when they are the same).
     pub scale: f64,
@@ -74,7 +80,13 @@ pub struct Geometry {
 
 impl Default for Geometry {
     fn default() -> Self {
-        Self { x: 0, y: 0, width: 0, height: 0, scale: 1.0 }
+        Self {
+            x: 0,
+            y: 0,
+            width: 0,
+            height: 0,
+            scale: 1.0,
+        }
     }
 }
 
@@ -83,20 +95,54 @@ impl Default for Geometry {
 #[serde(rename_all = "camelCase")]
 pub enum SenderMessage {
     /// A new surface (window). Its first committed update must carry `tree`.
-    CreateSurface { surface: SurfaceId, title: Option<String> },
+    CreateSurface {
+        /// Id chosen by the sender, unused so far on this connection.
+        surface: SurfaceId,
+        /// Window title from the compositor (`xdg_toplevel` title), if any.
+        title: Option<String>,
+    },
     /// Buffer one `TreeUpdate` for the surface; invisible until `Commit`.
-    Update { surface: SurfaceId, update: accesskit::TreeUpdate },
+    Update {
+        /// Surface the update belongs to.
+        surface: SurfaceId,
+        /// One accesskit 0.25 tree update.
+        update: accesskit::TreeUpdate,
+    },
     /// Apply every buffered update of the surface as one frame, atomically.
-    Commit { surface: SurfaceId, serial: u64 },
+    Commit {
+        /// Surface whose buffered updates are applied.
+        surface: SurfaceId,
+        /// Chosen by the sender; echoed in `Rejected` so it can tell which
+        /// commit failed.
+        serial: u64,
+    },
     /// Compositor fact: the surface of this application that has keyboard
     /// focus (and is the active window), or none.
-    Focus { surface: Option<SurfaceId> },
+    Focus {
+        /// The focused surface, or `None` when the application lost focus.
+        surface: Option<SurfaceId>,
+    },
     /// Compositor fact: where the surface is on screen.
-    Geometry { surface: SurfaceId, geometry: Geometry },
+    Geometry {
+        /// Surface being placed.
+        surface: SurfaceId,
+        /// Its origin, size and scale.
+        geometry: Geometry,
+    },
     /// The surface is gone.
-    DestroySurface { surface: SurfaceId },
+    DestroySurface {
+        /// Surface being removed.
+        surface: SurfaceId,
+    },
     /// Clean close; the bridge removes the application.
     Goodbye,
+    /// Asks the bridge to answer `SyncDone` with the same serial once every
+    /// message sent before this one has been processed (commits applied or
+    /// rejected). Lets a sender know its stream has landed without sleeping.
+    Sync {
+        /// Chosen by the sender, echoed in `SyncDone`.
+        serial: u64,
+    },
 }
 
 /// Bridge → sender.
@@ -104,18 +150,54 @@ pub enum SenderMessage {
 #[serde(rename_all = "camelCase")]
 pub enum BridgeMessage {
     /// Reply to the hello; the session is open.
-    Welcome { protocol: u32, max_frame_bytes: u32 },
+    Welcome {
+        /// The protocol version the bridge speaks ([`PROTOCOL_VERSION`]).
+        protocol: u32,
+        /// Largest frame payload the bridge accepts, in bytes.
+        max_frame_bytes: u32,
+    },
     /// An AT is listening: send a full tree for the surface, then updates.
-    UpdatesWanted { surface: SurfaceId },
+    UpdatesWanted {
+        /// Surface whose tree is wanted.
+        surface: SurfaceId,
+    },
     /// No AT listens: build nothing for this surface until wanted again.
-    UpdatesUnwanted { surface: SurfaceId },
+    UpdatesUnwanted {
+        /// Surface whose tree is no longer wanted.
+        surface: SurfaceId,
+    },
     /// An AT asked for an action.
-    Action { surface: SurfaceId, request: accesskit::ActionRequest },
+    Action {
+        /// Surface whose tree holds the target node.
+        surface: SurfaceId,
+        /// The request, exactly as accesskit defines it.
+        request: accesskit::ActionRequest,
+    },
     /// A commit failed validation; the surface keeps its last good state.
     /// When `resync` is true the sender must send a full tree next.
-    Rejected { surface: SurfaceId, serial: u64, rule: String, reason: String, resync: bool },
+    Rejected {
+        /// Surface whose commit failed.
+        surface: SurfaceId,
+        /// Serial of the failed commit (0 when the failure was not a commit).
+        serial: u64,
+        /// Machine-readable name of the broken rule, e.g. `unknown-surface`.
+        rule: String,
+        /// Human-readable explanation.
+        reason: String,
+        /// The sender must send a full tree (with `tree` set) next.
+        resync: bool,
+    },
     /// Fatal protocol error; the bridge closes the connection after this.
-    Error { reason: String },
+    Error {
+        /// Human-readable explanation of what the sender did wrong.
+        reason: String,
+    },
+    /// Answer to `SenderMessage::Sync`: every message sent before it has been
+    /// processed.
+    SyncDone {
+        /// The serial of the `Sync` being answered.
+        serial: u64,
+    },
 }
 
 /// One line of a recorded stream (`*.jsonl`): the hello or a sender message,
@@ -125,9 +207,12 @@ pub enum BridgeMessage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedLine {
+    /// Milliseconds since the recording started.
     pub at_ms: u64,
+    /// The hello (first line only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hello: Option<Hello>,
+    /// A sender message (every line after the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<SenderMessage>,
 }

@@ -1,0 +1,478 @@
+//! ReceiverSession: the bridge's end, fed real encoded bytes.
+
+mod common;
+
+use common::*;
+use newton_push_protocol::{
+    decode_bridge_message, encode_frame, BridgeMessage, Encoding, FrameDecoder, ProtocolError,
+    ReceiverConfig, ReceiverEvent, ReceiverSession, SenderMessage, SurfaceId, SurfaceRule,
+    PROTOCOL_VERSION,
+};
+
+fn feed_all(session: &mut ReceiverSession, bytes: &[u8]) -> Vec<ReceiverEvent> {
+    session.feed(bytes)
+}
+
+fn open_session(encoding: Encoding) -> ReceiverSession {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let events = session.feed(&hello_frame(encoding));
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::HelloAccepted { .. }]),
+        "{events:?}"
+    );
+    session
+}
+
+/// Decodes one framed bridge message written by the session.
+fn decode_reply(frame: &[u8], encoding: Encoding) -> BridgeMessage {
+    let mut decoder = FrameDecoder::new(u32::MAX);
+    let mut payloads = Vec::new();
+    decoder.feed(frame, &mut payloads).unwrap();
+    assert_eq!(payloads.len(), 1);
+    decode_bridge_message(&payloads[0], encoding).unwrap()
+}
+
+fn fatal_error(events: &[ReceiverEvent]) -> (&ProtocolError, &[u8]) {
+    match events.last() {
+        Some(ReceiverEvent::Fatal { error, reply }) => (error, reply),
+        other => panic!("expected a fatal event, got {other:?}"),
+    }
+}
+
+fn surface_rule(event: &ReceiverEvent) -> SurfaceRule {
+    match event {
+        ReceiverEvent::SurfaceError(error) => error.rule,
+        other => panic!("expected a surface error, got {other:?}"),
+    }
+}
+
+#[test]
+fn hello_is_accepted_and_welcome_is_json_even_for_postcard() {
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_frame_bytes: 1000,
+        ..Default::default()
+    });
+    let events = session.feed(&hello_frame(Encoding::Postcard));
+    let [ReceiverEvent::HelloAccepted {
+        app,
+        encoding,
+        welcome,
+    }] = events.as_slice()
+    else {
+        panic!("{events:?}");
+    };
+    assert_eq!(app, &hello(Encoding::Postcard).app);
+    assert_eq!(*encoding, Encoding::Postcard);
+    let welcome = decode_reply(welcome, Encoding::Json);
+    assert_eq!(
+        welcome,
+        BridgeMessage::Welcome {
+            protocol: PROTOCOL_VERSION,
+            max_frame_bytes: 1000
+        }
+    );
+    assert_eq!(session.encoding(), Some(Encoding::Postcard));
+}
+
+#[test]
+fn full_stream_yields_events_in_order_with_buffered_commits() {
+    for encoding in [Encoding::Json, Encoding::Postcard] {
+        let mut session = ReceiverSession::new(ReceiverConfig::default());
+        let events = feed_all(&mut session, &sample_stream(encoding));
+        let names: Vec<&str> = events.iter().map(event_name).collect();
+        assert_eq!(
+            names,
+            [
+                "hello",
+                "created",
+                "commit",
+                "commit",
+                "focus",
+                "geometry",
+                "sync",
+                "destroyed",
+                "goodbye"
+            ],
+            "{encoding:?}"
+        );
+        let ReceiverEvent::Commit {
+            surface,
+            serial,
+            updates,
+            encoded_bytes,
+        } = &events[3]
+        else {
+            panic!("{:?}", events[3]);
+        };
+        assert_eq!((*surface, *serial), (SurfaceId(1), 2));
+        assert_eq!(updates, &vec![relabel("Yes"), relabel("No")]);
+        assert!(*encoded_bytes > 0);
+        assert!(session.is_closed());
+    }
+}
+
+fn event_name(event: &ReceiverEvent) -> &'static str {
+    match event {
+        ReceiverEvent::HelloAccepted { .. } => "hello",
+        ReceiverEvent::SurfaceCreated { .. } => "created",
+        ReceiverEvent::Commit { .. } => "commit",
+        ReceiverEvent::Focus { .. } => "focus",
+        ReceiverEvent::Geometry { .. } => "geometry",
+        ReceiverEvent::SurfaceDestroyed { .. } => "destroyed",
+        ReceiverEvent::Sync { .. } => "sync",
+        ReceiverEvent::Goodbye => "goodbye",
+        ReceiverEvent::SurfaceError(_) => "surface-error",
+        ReceiverEvent::Fatal { .. } => "fatal",
+    }
+}
+
+#[test]
+fn byte_at_a_time_gives_the_same_events() {
+    let stream = sample_stream(Encoding::Postcard);
+    let whole = format!(
+        "{:?}",
+        ReceiverSession::new(ReceiverConfig::default()).feed(&stream)
+    );
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let mut events = Vec::new();
+    for byte in &stream {
+        events.extend(session.feed(std::slice::from_ref(byte)));
+    }
+    assert_eq!(format!("{events:?}"), whole);
+}
+
+#[test]
+fn updates_stay_invisible_until_commit() {
+    let mut session = open_session(Encoding::Json);
+    let surface = SurfaceId(5);
+    let mut bytes = message_frame(
+        &SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        Encoding::Json,
+    );
+    bytes.extend(message_frame(
+        &SenderMessage::Update {
+            surface,
+            update: full_tree("A"),
+        },
+        Encoding::Json,
+    ));
+    let events = session.feed(&bytes);
+    assert_eq!(events.len(), 1, "only the creation is reported: {events:?}");
+    assert!(session.pending_bytes(surface) > 0);
+    let events = session.feed(&message_frame(
+        &SenderMessage::Commit { surface, serial: 9 },
+        Encoding::Json,
+    ));
+    assert!(matches!(&events[..], [ReceiverEvent::Commit { updates, .. }] if updates.len() == 1));
+    assert_eq!(session.pending_bytes(surface), 0);
+}
+
+#[test]
+fn message_before_hello_is_fatal_with_json_error_reply() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let events = session.feed(&message_frame(&SenderMessage::Goodbye, Encoding::Json));
+    let (error, reply) = fatal_error(&events);
+    assert!(
+        matches!(error, ProtocolError::MessageBeforeHello),
+        "{error}"
+    );
+    let BridgeMessage::Error { reason } = decode_reply(reply, Encoding::Json) else {
+        panic!()
+    };
+    assert!(reason.contains("hello"), "{reason}");
+    assert!(session.is_closed());
+    assert!(
+        session.feed(&hello_frame(Encoding::Json)).is_empty(),
+        "closed sessions ignore input"
+    );
+}
+
+#[test]
+fn wrong_version_gets_error_then_close() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let frame = encode_frame(br#"{"protocol":2,"encoding":"json","app":{"appId":"a","name":"A"}}"#)
+        .unwrap();
+    let events = session.feed(&frame);
+    let (error, reply) = fatal_error(&events);
+    assert!(
+        matches!(error, ProtocolError::UnsupportedVersion { got: 2 }),
+        "{error}"
+    );
+    let BridgeMessage::Error { reason } = decode_reply(reply, Encoding::Json) else {
+        panic!()
+    };
+    assert!(
+        reason.contains("version 2") && reason.contains("speaks version 1"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn bad_hello_is_fatal() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let events = session.feed(&encode_frame(br#"{"protocol":1}"#).unwrap());
+    let (error, _) = fatal_error(&events);
+    assert!(matches!(error, ProtocolError::BadHello { .. }), "{error}");
+    assert!(error.to_string().contains("app"), "{error}");
+}
+
+#[test]
+fn undecodable_payload_is_fatal_and_replied_in_session_encoding() {
+    let mut session = open_session(Encoding::Postcard);
+    let events = session.feed(&encode_frame(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).unwrap());
+    let (error, reply) = fatal_error(&events);
+    assert!(
+        matches!(error, ProtocolError::UndecodablePayload { frame: 1, .. }),
+        "{error}"
+    );
+    assert!(matches!(
+        decode_reply(reply, Encoding::Postcard),
+        BridgeMessage::Error { .. }
+    ));
+}
+
+#[test]
+fn oversize_frame_is_fatal_before_payload_arrives() {
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_frame_bytes: 1000,
+        ..Default::default()
+    });
+    let mut bytes = hello_frame(Encoding::Json);
+    assert!(bytes.len() < 1000 + 4);
+    bytes.extend(1001u32.to_le_bytes());
+    let events = session.feed(&bytes);
+    assert_eq!(events.len(), 2, "{events:?}");
+    let (error, _) = fatal_error(&events);
+    assert!(error.to_string().contains("1001"), "{error}");
+}
+
+#[test]
+fn unknown_surface_is_not_fatal() {
+    let mut session = open_session(Encoding::Json);
+    let ghost = SurfaceId(77);
+    let messages = [
+        SenderMessage::Update {
+            surface: ghost,
+            update: full_tree("x"),
+        },
+        SenderMessage::Commit {
+            surface: ghost,
+            serial: 4,
+        },
+        SenderMessage::Focus {
+            surface: Some(ghost),
+        },
+        SenderMessage::DestroySurface { surface: ghost },
+    ];
+    for message in &messages {
+        let events = session.feed(&message_frame(message, Encoding::Json));
+        assert_eq!(events.len(), 1);
+        assert_eq!(surface_rule(&events[0]), SurfaceRule::UnknownSurface);
+    }
+    let events = session.feed(&message_frame(&messages[1], Encoding::Json));
+    let ReceiverEvent::SurfaceError(error) = &events[0] else {
+        panic!()
+    };
+    let BridgeMessage::Rejected {
+        serial,
+        rule,
+        resync,
+        ..
+    } = error.to_rejected()
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (serial, rule.as_str(), resync),
+        (4, "unknown-surface", false)
+    );
+    assert!(!session.is_closed());
+}
+
+#[test]
+fn duplicate_surface_and_bad_geometry_are_surface_errors() {
+    let mut session = open_session(Encoding::Json);
+    let surface = SurfaceId(1);
+    let create = message_frame(
+        &SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        Encoding::Json,
+    );
+    session.feed(&create);
+    assert_eq!(
+        surface_rule(&session.feed(&create)[0]),
+        SurfaceRule::SurfaceExists
+    );
+    let geometry = newton_push_protocol::Geometry {
+        scale: f64::NAN,
+        ..Default::default()
+    };
+    let events = session.feed(&message_frame(
+        &SenderMessage::Geometry { surface, geometry },
+        Encoding::Postcard,
+    ));
+    // Sent in the wrong encoding on purpose: JSON session, postcard bytes.
+    assert!(
+        matches!(events.last(), Some(ReceiverEvent::Fatal { .. })),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn non_finite_scale_is_rejected() {
+    let mut session = open_session(Encoding::Postcard);
+    let surface = SurfaceId(1);
+    session.feed(&message_frame(
+        &SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        Encoding::Postcard,
+    ));
+    let geometry = newton_push_protocol::Geometry {
+        scale: f64::INFINITY,
+        ..Default::default()
+    };
+    let events = session.feed(&message_frame(
+        &SenderMessage::Geometry { surface, geometry },
+        Encoding::Postcard,
+    ));
+    assert_eq!(surface_rule(&events[0]), SurfaceRule::BadGeometry);
+}
+
+#[test]
+fn pending_overflow_fails_the_commit_and_recovers_after() {
+    let limit = 300;
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_pending_bytes_per_surface: limit,
+        ..Default::default()
+    });
+    session.feed(&hello_frame(Encoding::Json));
+    let surface = SurfaceId(1);
+    session.feed(&message_frame(
+        &SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        Encoding::Json,
+    ));
+    let update = message_frame(
+        &SenderMessage::Update {
+            surface,
+            update: relabel("a label"),
+        },
+        Encoding::Json,
+    );
+    let copies = limit / update.len() + 2;
+    for _ in 0..copies {
+        assert!(session.feed(&update).is_empty());
+        assert!(session.pending_bytes(surface) <= limit);
+    }
+    let events = session.feed(&message_frame(
+        &SenderMessage::Commit { surface, serial: 8 },
+        Encoding::Json,
+    ));
+    let ReceiverEvent::SurfaceError(error) = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        (error.rule, error.serial),
+        (SurfaceRule::PendingOverflow, Some(8))
+    );
+    assert!(
+        error.to_rejected()
+            == BridgeMessage::Rejected {
+                surface,
+                serial: 8,
+                rule: "pending-overflow".into(),
+                reason: error.reason.clone(),
+                resync: true,
+            }
+    );
+    // The next frame starts clean.
+    session.feed(&update);
+    let events = session.feed(&message_frame(
+        &SenderMessage::Commit { surface, serial: 9 },
+        Encoding::Json,
+    ));
+    assert!(
+        matches!(&events[..], [ReceiverEvent::Commit { updates, .. }] if updates.len() == 1),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn surface_limit_is_enforced() {
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_surfaces: 2,
+        ..Default::default()
+    });
+    session.feed(&hello_frame(Encoding::Json));
+    for id in 0..2 {
+        let events = session.feed(&message_frame(
+            &SenderMessage::CreateSurface {
+                surface: SurfaceId(id),
+                title: None,
+            },
+            Encoding::Json,
+        ));
+        assert!(matches!(events[0], ReceiverEvent::SurfaceCreated { .. }));
+    }
+    let events = session.feed(&message_frame(
+        &SenderMessage::CreateSurface {
+            surface: SurfaceId(9),
+            title: None,
+        },
+        Encoding::Json,
+    ));
+    assert_eq!(surface_rule(&events[0]), SurfaceRule::TooManySurfaces);
+}
+
+#[test]
+fn destroy_drops_uncommitted_updates() {
+    let mut session = open_session(Encoding::Json);
+    let surface = SurfaceId(1);
+    let create = message_frame(
+        &SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        Encoding::Json,
+    );
+    session.feed(&create);
+    session.feed(&message_frame(
+        &SenderMessage::Update {
+            surface,
+            update: full_tree("a"),
+        },
+        Encoding::Json,
+    ));
+    session.feed(&message_frame(
+        &SenderMessage::DestroySurface { surface },
+        Encoding::Json,
+    ));
+    session.feed(&create);
+    let events = session.feed(&message_frame(
+        &SenderMessage::Commit { surface, serial: 1 },
+        Encoding::Json,
+    ));
+    assert!(
+        matches!(&events[..], [ReceiverEvent::Commit { updates, .. }] if updates.is_empty()),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn bridge_messages_use_the_session_encoding() {
+    let session = open_session(Encoding::Postcard);
+    let message = BridgeMessage::UpdatesWanted {
+        surface: SurfaceId(3),
+    };
+    let frame = session.encode_bridge_message(&message).unwrap();
+    assert_eq!(decode_reply(&frame, Encoding::Postcard), message);
+}
