@@ -21,6 +21,8 @@ pub enum Rule {
     DanglingChild,
     /// A child id is listed twice (by one parent or by two).
     DuplicateChild,
+    /// A node id appears twice in one update's `nodes`.
+    DuplicateNode,
     /// A node in the update is neither the root nor anyone's child after it.
     OrphanNode,
     /// A node was given a new parent while its old parent still lists it.
@@ -53,6 +55,7 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// The stable kebab-case name of the rule.
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::MissingTreeInfo => "missing-tree-info",
@@ -61,6 +64,7 @@ impl Rule {
             Rule::FocusNotInTree => "focus-not-in-tree",
             Rule::DanglingChild => "dangling-child",
             Rule::DuplicateChild => "duplicate-child",
+            Rule::DuplicateNode => "duplicate-node",
             Rule::OrphanNode => "orphan-node",
             Rule::ReparentWithoutRemoval => "reparent-without-removal",
             Rule::Cycle => "cycle",
@@ -79,13 +83,14 @@ impl Rule {
     }
 
     /// Every rule, for docs and the malformed corpus.
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 21] = [
         Rule::MissingTreeInfo,
         Rule::SubtreeUnsupported,
         Rule::MissingRoot,
         Rule::FocusNotInTree,
         Rule::DanglingChild,
         Rule::DuplicateChild,
+        Rule::DuplicateNode,
         Rule::OrphanNode,
         Rule::ReparentWithoutRemoval,
         Rule::Cycle,
@@ -102,6 +107,7 @@ impl Rule {
         Rule::TooManySurfaces,
     ];
 
+    /// The rule with this [`Rule::as_str`] name.
     pub fn from_name(name: &str) -> Option<Rule> {
         Rule::ALL.into_iter().find(|r| r.as_str() == name)
     }
@@ -126,7 +132,18 @@ pub struct RejectError {
 }
 
 impl RejectError {
-    pub fn new(surface: SurfaceId, node: Option<NodeId>, rule: Rule, detail: impl Into<String>) -> Self {
-        Self { surface, node, rule, detail: detail.into() }
+    /// A rejection of `surface`'s commit, blaming `node` for breaking `rule`.
+    pub fn new(
+        surface: SurfaceId,
+        node: Option<NodeId>,
+        rule: Rule,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            surface,
+            node,
+            rule,
+            detail: detail.into(),
+        }
     }
 }

@@ -14,11 +14,15 @@ pub mod app;
 pub mod changes;
 pub mod error;
 pub mod limits;
+mod refs;
 pub mod store;
 pub mod validate;
 
-pub use app::{AppReplica, SurfaceReplica};
-pub use changes::{Change, ChangeSet, FlagName, FocusChange, FrameKind, NodeUpdate, RemovedNode, TextSelectionOffsets};
+pub use app::{prepare_full_tree, AppReplica, PreparedTree, SurfaceReplica};
+pub use changes::{
+    Change, ChangeSet, FlagName, FocusChange, FrameKind, NodeUpdate, RemovedNode,
+    TextSelectionOffsets,
+};
 pub use error::{RejectError, Rule};
 pub use limits::Limits;
 pub use newton_push_protocol::{Geometry, SurfaceId};

@@ -17,7 +17,9 @@ pub struct ReplicaStore {
 }
 
 impl ReplicaStore {
-    pub fn new() -> Self { Self::default() }
+    pub fn new() -> Self {
+        Self::default()
+    }
 
     /// Adds an empty application and returns its key.
     pub fn add_app(&mut self, limits: Limits) -> AppKey {
@@ -27,8 +29,16 @@ impl ReplicaStore {
         key
     }
 
-    pub fn remove_app(&mut self, key: AppKey) -> Option<AppReplica> { self.apps.remove(&key) }
-    pub fn app(&self, key: AppKey) -> Option<&AppReplica> { self.apps.get(&key) }
-    pub fn app_mut(&mut self, key: AppKey) -> Option<&mut AppReplica> { self.apps.get_mut(&key) }
-    pub fn apps(&self) -> impl Iterator<Item = (AppKey, &AppReplica)> { self.apps.iter().map(|(k, v)| (*k, v)) }
+    pub fn remove_app(&mut self, key: AppKey) -> Option<AppReplica> {
+        self.apps.remove(&key)
+    }
+    pub fn app(&self, key: AppKey) -> Option<&AppReplica> {
+        self.apps.get(&key)
+    }
+    pub fn app_mut(&mut self, key: AppKey) -> Option<&mut AppReplica> {
+        self.apps.get_mut(&key)
+    }
+    pub fn apps(&self) -> impl Iterator<Item = (AppKey, &AppReplica)> {
+        self.apps.iter().map(|(k, v)| (*k, v))
+    }
 }
