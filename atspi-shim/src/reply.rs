@@ -12,15 +12,32 @@ use crate::CallError;
 pub struct Handled {
     pub reply: Message,
     pub action: Option<accesskit::ActionRequest>,
+    /// `Properties.Set(Application.Id)`: the id the registry gave this
+    /// application; the bridge stores it and passes it back as
+    /// `AppContext::app_id`.
+    pub set_app_id: Option<i32>,
+    /// False when the caller flagged the call NO_REPLY_EXPECTED: then only
+    /// `action` / `set_app_id` matter and `reply` must not be sent.
+    pub reply_wanted: bool,
 }
 
 impl Handled {
     pub fn reply(reply: Message) -> Self {
-        Self { reply, action: None }
+        Self {
+            reply,
+            action: None,
+            set_app_id: None,
+            reply_wanted: true,
+        }
     }
 
     pub fn with_action(reply: Message, action: accesskit::ActionRequest) -> Self {
-        Self { reply, action: Some(action) }
+        Self {
+            reply,
+            action: Some(action),
+            set_app_id: None,
+            reply_wanted: true,
+        }
     }
 }
 

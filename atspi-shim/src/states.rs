@@ -1,0 +1,178 @@
+//! The AT-SPI state set of an exposed node, computed from the replica and
+//! the compositor's focus fact.
+
+use accesskit::{Action, Orientation, Role, Toggled};
+use accesskit_consumer::NodeRef;
+use atspi_common::{State, StateSet};
+use newton_cache::SurfaceReplica;
+
+use crate::context::NodeCtx;
+use crate::objects::exposure_filter;
+
+/// `GetState` (and the Cache item's `au`).
+pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
+    let node = &ctx.node;
+    let mut set = StateSet::empty();
+    set.insert(State::Visible);
+    if is_showing(node) {
+        set.insert(State::Showing);
+    }
+    if !node.is_disabled() {
+        set.insert(State::Enabled | State::Sensitive);
+    }
+    if is_focusable(node) {
+        set.insert(State::Focusable);
+    }
+    if is_focused(ctx.surface, node) {
+        set.insert(State::Focused);
+    }
+    if node.is_root() && ctx.surface.is_focused() {
+        set.insert(State::Active);
+    }
+    insert_toggle_states(node, &mut set);
+    insert_selection_states(node, &mut set);
+    insert_expansion_states(node, &mut set);
+    insert_text_states(node, &mut set);
+    insert_flag_states(node, &mut set);
+    set
+}
+
+/// Whether the node advertises a way to take focus (or already has it).
+pub(crate) fn is_focusable(node: &NodeRef) -> bool {
+    node.supports_action(Action::Focus, &exposure_filter) || node.is_focused_in_tree()
+}
+
+/// The node that has keyboard focus in `surface`, if the compositor says the
+/// surface is focused: the tree's focus, or its active descendant.
+pub(crate) fn focused_node(surface: &SurfaceReplica) -> Option<NodeRef<'_>> {
+    if !surface.is_focused() {
+        return None;
+    }
+    let state = surface.tree()?.state();
+    let focus = state.node_by_id(state.focus_id_in_tree())?;
+    Some(focus.active_descendant().unwrap_or(focus))
+}
+
+pub(crate) fn is_focused(surface: &SurfaceReplica, node: &NodeRef) -> bool {
+    focused_node(surface).is_some_and(|focus| focus.id() == node.id())
+}
+
+/// Visible on screen: not entirely outside the surface root's bounds. Nodes
+/// without bounds count as showing (we cannot tell).
+fn is_showing(node: &NodeRef) -> bool {
+    let Some(bounds) = node.bounding_box() else {
+        return true;
+    };
+    if node.is_root() {
+        return true;
+    }
+    let mut root = *node;
+    while let Some(parent) = root.parent() {
+        root = parent;
+    }
+    match root.bounding_box() {
+        Some(window) if window.width() > 0.0 && window.height() > 0.0 => {
+            let overlap = bounds.intersect(window);
+            !(overlap.is_empty() && bounds.area() > 0.0)
+        }
+        _ => true,
+    }
+}
+
+/// Toggle buttons report PRESSED (and CHECKED, which older Orca reads);
+/// check boxes, switches and checkable menu items report CHECKED.
+fn insert_toggle_states(node: &NodeRef, set: &mut StateSet) {
+    let Some(toggled) = node.toggled() else {
+        return;
+    };
+    set.insert(State::Checkable);
+    match toggled {
+        Toggled::True => {
+            set.insert(State::Checked);
+            if is_toggle_button(node) {
+                set.insert(State::Pressed);
+            }
+        }
+        Toggled::Mixed => set.insert(State::Indeterminate),
+        Toggled::False => {}
+    }
+}
+
+pub(crate) fn is_toggle_button(node: &NodeRef) -> bool {
+    matches!(node.role(), Role::Button | Role::DisclosureTriangle) && node.toggled().is_some()
+}
+
+fn insert_selection_states(node: &NodeRef, set: &mut StateSet) {
+    if node.is_selectable() {
+        set.insert(State::Selectable);
+    }
+    if node.is_selected() == Some(true) {
+        set.insert(State::Selected);
+    }
+    if node.is_multiselectable() {
+        set.insert(State::Multiselectable);
+    }
+}
+
+fn insert_expansion_states(node: &NodeRef, set: &mut StateSet) {
+    if node.supports_expand_collapse() {
+        set.insert(State::Expandable);
+    }
+    match node.data().is_expanded() {
+        Some(true) => set.insert(State::Expanded),
+        Some(false) => set.insert(State::Collapsed),
+        None => {}
+    }
+    if node.has_popup().is_some() {
+        set.insert(State::HasPopup);
+    }
+}
+
+fn insert_text_states(node: &NodeRef, set: &mut StateSet) {
+    if node.is_text_input() {
+        if node.is_multiline() {
+            set.insert(State::MultiLine);
+        } else {
+            set.insert(State::SingleLine);
+        }
+        if !node.data().is_read_only() && !node.is_disabled() {
+            set.insert(State::Editable);
+        }
+    }
+    if node.supports_text_ranges() {
+        set.insert(State::SelectableText);
+    }
+}
+
+fn insert_flag_states(node: &NodeRef, set: &mut StateSet) {
+    let data = node.data();
+    if node.is_read_only_supported() && data.is_read_only() {
+        set.insert(State::ReadOnly);
+    }
+    if node.is_required() {
+        set.insert(State::Required);
+    }
+    if node.is_modal() {
+        set.insert(State::Modal);
+    }
+    if node.is_busy() {
+        set.insert(State::Busy);
+    }
+    if data.is_visited() {
+        set.insert(State::Visited);
+    }
+    if data.invalid().is_some() {
+        set.insert(State::InvalidEntry);
+    }
+    if node.role() == Role::DefaultButton {
+        set.insert(State::IsDefault);
+    }
+    if data.tooltip().is_some() {
+        set.insert(State::HasTooltip);
+    }
+    match node.orientation() {
+        Some(Orientation::Horizontal) => set.insert(State::Horizontal),
+        Some(Orientation::Vertical) => set.insert(State::Vertical),
+        None => {}
+    }
+}
