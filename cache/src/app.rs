@@ -97,6 +97,7 @@ impl SurfaceReplica {
 /// A validated, fully built tree for one surface, made without the
 /// [`AppReplica`] (see [`prepare_full_tree`]); install it with
 /// [`AppReplica::install`].
+#[derive(Debug)]
 pub struct PreparedTree {
     surface: SurfaceId,
     tree: Tree,
