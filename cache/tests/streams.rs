@@ -96,7 +96,7 @@ impl Model {
                 let parent = pick(&containers, a);
                 let id = self.next_id;
                 self.next_id += 1;
-                let role = if b % 3 == 0 {
+                let role = if b.is_multiple_of(3) {
                     Role::TextRun
                 } else if b % 3 == 1 {
                     Role::Group
@@ -314,7 +314,7 @@ proptest! {
 /// One malformation of `update`; ids drawn from `known` or out of range.
 fn mutate(update: &mut TreeUpdate, kind: u8, x: u32, y: u32, known: &[u64]) {
     let id = |v: u32| {
-        if v % 5 == 0 {
+        if v.is_multiple_of(5) {
             NodeId(1_000 + u64::from(v % 7))
         } else {
             NodeId(known[v as usize % known.len()])
@@ -336,7 +336,7 @@ fn mutate(update: &mut TreeUpdate, kind: u8, x: u32, y: u32, known: &[u64]) {
         2 => {
             if let Some((own, node)) = update.nodes.get_mut(target) {
                 let own = *own;
-                node.push_child(if y % 2 == 0 { own } else { NodeId(0) });
+                node.push_child(if y.is_multiple_of(2) { own } else { NodeId(0) });
             }
         }
         3 => {
