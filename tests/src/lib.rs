@@ -1,1 +1,41 @@
-//! Harness for end-to-end tests: private buses, registry, Xvfb, Orca (work in progress).
+//! Harness for end-to-end tests: brings up a private session bus, an optional Xvfb, the AT-SPI bus
+//! launcher and registry, then lets tests start applications, the bridge and a real Orca, and tears
+//! every process down again (by PID) when the session is dropped.
+//!
+//! Nothing here touches the caller's own session bus: `DBUS_SESSION_BUS_ADDRESS` is never read
+//! from the environment, only set for the children this harness starts.
+//!
+//! Locating the bridge binary: Cargo does not expose `CARGO_BIN_EXE_*` across crates, and a nested
+//! `cargo build` from inside `cargo test` would dead-lock on the build-directory lock. So
+//! [`bridge_binary`] looks for `newton-atspi-bridge` next to the running test executable (same
+//! target dir and profile), or at `$NEWTON_BRIDGE_BIN`. Build it first with
+//! `cargo build -p newton-atspi-bridge` (scripts/test.sh builds the whole workspace first).
+
+mod bus;
+mod error;
+mod lock;
+mod orca;
+mod paths;
+mod process;
+mod session;
+mod wait;
+
+pub use bus::BusClient;
+pub use error::{HarnessError, Result};
+pub use lock::OrcaLock;
+pub use orca::{extract_speech, Orca, OrcaSpeech};
+pub use paths::{bridge_binary, py_script, python, workspace_root};
+pub use process::TrackedChild;
+pub use session::{SessionOptions, ShutdownReport, TestSession};
+pub use wait::wait_until;
+
+/// True when the caller asked to skip Orca tests. Tests print a loud message when they skip;
+/// any other value (or none) runs them.
+pub fn orca_tests_skipped() -> bool {
+    std::env::var("NEWTON_E2E_SKIP_ORCA").is_ok_and(|v| v == "1")
+}
+
+/// True when golden files should be rewritten from the current output instead of compared.
+pub fn update_goldens() -> bool {
+    std::env::var("NEWTON_UPDATE_GOLDENS").is_ok_and(|v| v == "1")
+}
