@@ -20,6 +20,7 @@ import json
 import re
 import sys
 import time
+import warnings
 
 import gi
 
@@ -27,6 +28,9 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi  # noqa: E402
 
 import pyatspi  # noqa: E402,F401  (initialises libatspi the way Orca does)
+
+# libatspi 2.46 marks get_action_name/description deprecated but has no replacement in gi.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 MAX_NODES = 20000
 UNIQUE_NAME = re.compile(r":\d+\.\d+")
@@ -102,8 +106,8 @@ def text_info(acc):
 def action_info(acc):
     return [
         {
-            "name": Atspi.Action.get_name(acc, i),
-            "description": Atspi.Action.get_description(acc, i),
+            "name": Atspi.Action.get_action_name(acc, i),
+            "description": Atspi.Action.get_action_description(acc, i),
             "key_binding": Atspi.Action.get_key_binding(acc, i),
         }
         for i in range(Atspi.Action.get_n_actions(acc))
