@@ -1,0 +1,177 @@
+//! `org.a11y.atspi.Hyperlink` on link nodes.
+//!
+//! A link has one anchor: itself. `StartIndex`/`EndIndex` are the code-point
+//! span of its text runs inside the nearest text-bearing ancestor's text
+//! (see `hypertext.rs`), or -1 when the link is not inside such a text (for
+//! example a link whose text is only its label).
+
+use accesskit_consumer::NodeRef;
+use zvariant::OwnedValue;
+
+use crate::hypertext::{is_link, links, null_ref, object_ref};
+use crate::reply::{args, method_return};
+use crate::text::{to_i32, Env, TextModel};
+use crate::{CallError, Handled, NodeCtx};
+
+pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hyperlink";
+/// Property names, for `GetAll` and introspection.
+pub(crate) const PROPERTIES: &[&str] = &["NAnchors", "StartIndex", "EndIndex"];
+
+pub(crate) fn supported(ctx: &NodeCtx) -> bool {
+    is_link(&ctx.node)
+}
+
+pub(crate) fn call(
+    ctx: &NodeCtx,
+    member: &str,
+    call: &zbus::Message,
+) -> Result<Handled, CallError> {
+    handle(&Env::of(ctx), ctx.node, member, call)
+}
+
+pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
+    property_of(ctx.node, name)
+}
+
+pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
+    require_link(&node)?;
+    match name {
+        "NAnchors" => Ok(OwnedValue::from(1i16)),
+        "StartIndex" => Ok(OwnedValue::from(
+            span_in_parent(&node).map_or(-1, |(s, _)| to_i32(s)),
+        )),
+        "EndIndex" => Ok(OwnedValue::from(
+            span_in_parent(&node).map_or(-1, |(_, e)| to_i32(e)),
+        )),
+        other => Err(CallError::UnknownProperty(format!("{INTERFACE}.{other}"))),
+    }
+}
+
+fn require_link(node: &NodeRef) -> Result<(), CallError> {
+    if is_link(node) {
+        Ok(())
+    } else {
+        Err(CallError::NotSupported(format!(
+            "this {:?} node is not a link",
+            node.role()
+        )))
+    }
+}
+
+/// The link's code-point span in its nearest text-bearing ancestor.
+pub(crate) fn span_in_parent(link: &NodeRef) -> Option<(usize, usize)> {
+    let mut current = link.parent();
+    while let Some(node) = current {
+        if node.supports_text_ranges() {
+            let model = TextModel::of(node)?;
+            return links(&model)
+                .into_iter()
+                .find(|span| span.link.id() == link.id())
+                .map(|span| (span.start, span.end));
+        }
+        current = node.parent();
+    }
+    None
+}
+
+pub(crate) fn handle(
+    env: &Env,
+    node: NodeRef,
+    member: &str,
+    call: &zbus::Message,
+) -> Result<Handled, CallError> {
+    require_link(&node)?;
+    let reply = match member {
+        "GetObject" => {
+            let (anchor,) = args::<(i32,)>(call)?;
+            let reference = if anchor == 0 {
+                object_ref(env, &node)
+            } else {
+                null_ref()
+            };
+            method_return(call, &(reference,))?
+        }
+        "GetURI" => {
+            let (anchor,) = args::<(i32,)>(call)?;
+            let uri = if anchor == 0 {
+                node.url().unwrap_or_default()
+            } else {
+                ""
+            };
+            method_return(call, &uri)?
+        }
+        // The node is in the replica (a removed node never reaches here).
+        "IsValid" => method_return(call, &true)?,
+        other => {
+            return Err(CallError::UnknownMethod {
+                interface: INTERFACE.into(),
+                member: other.into(),
+            })
+        }
+    };
+    Ok(Handled::reply(reply))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hypertext::tests::paragraph;
+    use crate::text::tests::{body, message, node, ENV};
+    use accesskit::{Node, NodeId, Role};
+    use zvariant::OwnedObjectPath;
+
+    fn ask<B: serde::Serialize + zvariant::DynamicType>(
+        n: NodeRef,
+        member: &str,
+        args: &B,
+    ) -> Handled {
+        handle(&ENV, n, member, &message(INTERFACE, member, args)).expect("call succeeds")
+    }
+
+    fn int(value: OwnedValue) -> i32 {
+        i32::try_from(value).expect("an i32 property")
+    }
+
+    #[test]
+    fn link_reports_its_span_uri_and_itself() {
+        let tree = paragraph();
+        let example = node(&tree, 3);
+        let docs = node(&tree, 6);
+        assert!(is_link(&example));
+        assert_eq!(
+            i16::try_from(property_of(example, "NAnchors").unwrap()).unwrap(),
+            1
+        );
+        assert_eq!(int(property_of(example, "StartIndex").unwrap()), 6);
+        assert_eq!(int(property_of(example, "EndIndex").unwrap()), 13);
+        assert_eq!(int(property_of(docs, "StartIndex").unwrap()), 22);
+        assert_eq!(int(property_of(docs, "EndIndex").unwrap()), 31);
+        assert_eq!(
+            body::<String>(&ask(example, "GetURI", &(0,))),
+            "https://example.org/"
+        );
+        assert_eq!(body::<String>(&ask(example, "GetURI", &(1,))), "");
+        assert_eq!(body::<String>(&ask(docs, "GetURI", &(0,))), "");
+        let object = body::<(String, OwnedObjectPath)>(&ask(example, "GetObject", &(0,)));
+        assert_eq!(object.1.as_str(), "/org/a11y/atspi/accessible/7_3");
+        assert_eq!(
+            body::<(String, OwnedObjectPath)>(&ask(example, "GetObject", &(1,))),
+            null_ref()
+        );
+        assert!(body::<bool>(&ask(example, "IsValid", &())));
+        assert!(property_of(node(&tree, 1), "StartIndex").is_err());
+    }
+
+    #[test]
+    fn link_outside_text_has_no_span() {
+        let mut root = Node::new(Role::Window);
+        root.set_children(vec![NodeId(1)]);
+        let mut link = Node::new(Role::Link);
+        link.set_label("Home");
+        link.set_url("https://example.org/");
+        let tree = crate::text::tests::tree(vec![(0, root), (1, link)]);
+        let link = node(&tree, 1);
+        assert_eq!(int(property_of(link, "StartIndex").unwrap()), -1);
+        assert_eq!(int(property_of(link, "EndIndex").unwrap()), -1);
+    }
+}
