@@ -14,8 +14,8 @@ use crate::context::{AppContext, NodeCtx};
 use crate::objects::{self, Object};
 use crate::reply::{args, method_return};
 use crate::{
-    accessible, action, application, cache, component, image, introspect, selection, value,
-    CallError, Handled,
+    accessible, action, application, cache, component, document, editable_text, hyperlink,
+    hypertext, image, introspect, selection, text, value, CallError, Handled,
 };
 
 pub(crate) const PROPERTIES_INTERFACE: &str = "org.freedesktop.DBus.Properties";
@@ -53,10 +53,9 @@ macro_rules! node_interface {
 
 /// Every node interface, in the order `GetInterfaces` lists them.
 ///
-/// The text family (Text, EditableText, Hypertext, Hyperlink, Document) is
-/// implemented in its own modules by another author; their entries are added
-/// here once those modules exist (same contract: `INTERFACE`, `supported`,
-/// `call`, `property`).
+/// The text family (Text, EditableText, Hypertext, Hyperlink, Document)
+/// follows the same contract (`INTERFACE`, `PROPERTIES`, `supported`,
+/// `call`, `property`) in its own modules.
 pub(crate) static NODE_INTERFACES: &[NodeInterface] = &[
     node_interface!(accessible, accessible::PROPERTIES),
     node_interface!(component, &[]),
@@ -64,6 +63,11 @@ pub(crate) static NODE_INTERFACES: &[NodeInterface] = &[
     node_interface!(value, value::PROPERTIES),
     node_interface!(selection, &["NSelectedChildren"]),
     node_interface!(image, &["ImageDescription", "ImageLocale"]),
+    node_interface!(text, text::PROPERTIES),
+    node_interface!(editable_text, editable_text::PROPERTIES),
+    node_interface!(hypertext, hypertext::PROPERTIES),
+    node_interface!(hyperlink, hyperlink::PROPERTIES),
+    node_interface!(document, document::PROPERTIES),
 ];
 
 /// The full names of the interfaces this node really implements.

@@ -26,6 +26,10 @@ mod action;
 mod application;
 mod cache;
 mod component;
+mod document;
+mod editable_text;
+mod hyperlink;
+mod hypertext;
 mod image;
 mod introspect;
 mod objects;
@@ -34,6 +38,7 @@ mod relations;
 mod roles;
 mod selection;
 mod states;
+mod text;
 mod value;
 
 pub use cache::{CacheItem, ItemRef};

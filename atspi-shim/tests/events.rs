@@ -1,0 +1,251 @@
+//! Change sets from scripted frames → AT-SPI event signals.
+
+mod common;
+
+use accesskit::{Node, NodeId, Role, TreeId, TreeUpdate};
+use common::*;
+use newton_atspi_shim::{event_name, events_for, focus_events, EventListeners};
+use newton_fixtures::basic_ids::{CHECK_BOX, NAME_INPUT, OK_BUTTON, VOLUME_SLIDER, WINDOW};
+use newton_push_protocol::SurfaceId;
+
+const OBJECT: &str = "org.a11y.atspi.Event.Object";
+
+fn events_after(h: &mut Harness, serial: u64) -> Vec<zbus::message::Message> {
+    let changes = h.advance_to(serial);
+    changes
+        .iter()
+        .flat_map(|c| events_for(&h.ctx(), c))
+        .collect()
+}
+
+fn ev(path: &str, member: &str, detail: &str, d1: i32, d2: i32) -> Event {
+    (
+        path.to_owned(),
+        OBJECT.to_owned(),
+        member.to_owned(),
+        detail.to_owned(),
+        d1,
+        d2,
+    )
+}
+
+#[test]
+fn first_tree_is_announced_on_the_app_root() {
+    let lines = newton_fixtures::basic();
+    let mut h = Harness::from_stream(lines, 0);
+    let messages = events_after(&mut h, 1);
+    let events = decode_events(&messages);
+    assert!(
+        events.contains(&(
+            ROOT.to_owned(),
+            OBJECT.to_owned(),
+            "ChildrenChanged".into(),
+            "add".into(),
+            0,
+            0
+        )),
+        "{events:#?}"
+    );
+    let adds = events.iter().filter(|e| e.2 == "AddAccessible").count();
+    assert_eq!(adds, 5, "window and four controls (not the text run)");
+    // Parents are added before their children.
+    let first_add = events
+        .iter()
+        .position(|e| e.2 == "AddAccessible")
+        .expect("add");
+    let window_add = &messages[first_add];
+    type Item = (
+        Ref,
+        Ref,
+        Ref,
+        i32,
+        i32,
+        Vec<String>,
+        String,
+        u32,
+        String,
+        Vec<u32>,
+    );
+    let (item,): (Item,) = window_add.body().deserialize().expect("cache item");
+    assert_eq!(item.0, node_ref(WINDOW.0));
+}
+
+#[test]
+fn focus_move_emits_focused_states() {
+    let mut h = Harness::basic();
+    let events = decode_events(&events_after(&mut h, 2));
+    let lost = ev(&node(OK_BUTTON.0), "StateChanged", "focused", 0, 0);
+    let gained = ev(&node(CHECK_BOX.0), "StateChanged", "focused", 1, 0);
+    let lost_at = events.iter().position(|e| *e == lost).expect("focus lost");
+    let gained_at = events
+        .iter()
+        .position(|e| *e == gained)
+        .expect("focus gained");
+    assert!(lost_at < gained_at);
+}
+
+#[test]
+fn toggling_a_check_box_emits_checked() {
+    let mut h = Harness::basic();
+    h.advance_to(2);
+    let events = decode_events(&events_after(&mut h, 3));
+    assert!(
+        events.contains(&ev(&node(CHECK_BOX.0), "StateChanged", "checked", 1, 0)),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn typing_emits_text_changed_before_caret_moved() {
+    let mut h = Harness::basic();
+    h.advance_to(4);
+    let messages = events_after(&mut h, 5);
+    let events = decode_events(&messages);
+    let input = node(NAME_INPUT.0);
+    let insert = events
+        .iter()
+        .position(|e| *e == ev(&input, "TextChanged", "insert", 5, 1))
+        .expect("insert");
+    let caret = events
+        .iter()
+        .position(|e| *e == ev(&input, "TextCaretMoved", "", 6, 0))
+        .expect("caret");
+    assert!(insert < caret);
+    assert_eq!(any_data::<String>(&messages[insert]), "!");
+    assert!(!events.iter().any(|e| e.3 == "delete"));
+
+    let events = decode_events(&events_after(&mut h, 6));
+    assert!(
+        events.contains(&ev(&input, "TextCaretMoved", "", 0, 0)),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn value_change_emits_accessible_value() {
+    let mut h = Harness::basic();
+    h.advance_to(7);
+    let events = decode_events(&events_after(&mut h, 8));
+    assert!(
+        events.contains(&ev(
+            &node(VOLUME_SLIDER.0),
+            "PropertyChange",
+            "accessible-value",
+            0,
+            0
+        )),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn child_removal_emits_remove_defunct_and_cache_removal() {
+    let mut h = Harness::basic();
+    let mut window = Node::new(Role::Window);
+    window.set_label("Demo");
+    window.set_children(vec![OK_BUTTON, CHECK_BOX, NAME_INPUT]);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(WINDOW, window)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: OK_BUTTON,
+    });
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    let slider = node(VOLUME_SLIDER.0);
+    let removed = events
+        .iter()
+        .position(|e| *e == ev(&node(WINDOW.0), "ChildrenChanged", "remove", 3, 0))
+        .expect("children-changed:remove");
+    let child: (String, zvariant::OwnedObjectPath) = any_data(&messages[removed]);
+    assert_eq!(child.1.as_str(), slider);
+    assert!(events.contains(&ev(&slider, "StateChanged", "defunct", 1, 0)));
+    let cache_removal = messages
+        .iter()
+        .find(|m| m.header().member().map(|m| m.as_str()) == Some("RemoveAccessible"))
+        .expect("Cache.RemoveAccessible");
+    assert_eq!(
+        cache_removal.header().path().map(|p| p.as_str()),
+        Some(CACHE)
+    );
+    let (gone,): (Ref,) = cache_removal.body().deserialize().expect("(so)");
+    assert_eq!(gone, node_ref(VOLUME_SLIDER.0));
+}
+
+#[test]
+fn adding_a_child_announces_it_with_its_index() {
+    let mut h = Harness::basic();
+    let mut window = Node::new(Role::Window);
+    window.set_label("Demo");
+    window.set_children(vec![
+        OK_BUTTON,
+        NodeId(50),
+        CHECK_BOX,
+        NAME_INPUT,
+        VOLUME_SLIDER,
+    ]);
+    let mut label = Node::new(Role::Label);
+    label.set_value("Hint");
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(WINDOW, window), (NodeId(50), label)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: OK_BUTTON,
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(
+        events.contains(&ev(&node(WINDOW.0), "ChildrenChanged", "add", 1, 0)),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|e| e.2 == "AddAccessible"));
+    assert_eq!(h.prop::<String>(&node(50), ACCESSIBLE, "Name"), "Hint");
+}
+
+#[test]
+fn compositor_focus_activates_the_window_then_focuses() {
+    let h = Harness::basic();
+    let messages = focus_events(&h.ctx(), SurfaceId(1), true);
+    let events = decode_events(&messages);
+    let window = node(WINDOW.0);
+    assert_eq!(
+        events[0],
+        (
+            window.clone(),
+            "org.a11y.atspi.Event.Window".into(),
+            "Activate".into(),
+            String::new(),
+            0,
+            0
+        )
+    );
+    assert_eq!(any_data::<String>(&messages[0]), "Demo");
+    assert_eq!(events[1], ev(&window, "StateChanged", "active", 1, 0));
+    assert_eq!(
+        events[2],
+        ev(&node(OK_BUTTON.0), "StateChanged", "focused", 1, 0)
+    );
+
+    let events = decode_events(&focus_events(&h.ctx(), SurfaceId(1), false));
+    assert_eq!(events[0].2, "Deactivate");
+    assert_eq!(events[1], ev(&window, "StateChanged", "active", 0, 0));
+}
+
+#[test]
+fn event_names_and_listener_filtering() {
+    let h = Harness::basic();
+    let messages = focus_events(&h.ctx(), SurfaceId(1), true);
+    let names: Vec<(String, String, String)> = messages.iter().filter_map(event_name).collect();
+    assert_eq!(
+        names[0],
+        ("Window".into(), "Activate".into(), String::new())
+    );
+    assert_eq!(
+        names[1],
+        ("Object".into(), "StateChanged".into(), "active".into())
+    );
+    let mut listeners = EventListeners::new();
+    listeners.set_registered(&[(":1.9".into(), "Object:StateChanged:Focused".into())]);
+    assert!(!listeners.is_needed("Window", "Activate", ""));
+    listeners.registered(":1.9", "window:activate");
+    assert!(listeners.is_needed("Window", "Activate", ""));
+}
