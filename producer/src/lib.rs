@@ -31,6 +31,7 @@ pub use recording::{
     load_recording, parse_recording, write_recorded_line, write_recording, RecordingError,
 };
 pub use replay::{
-    replay_file, replay_lines, Rejection, ReplayError, ReplayOptions, ReplaySummary, Timing,
+    replay_file, replay_into, replay_lines, Rejection, ReplayError, ReplayOptions, ReplaySummary,
+    Timing,
 };
 pub use sender::{Sender, DEFAULT_WELCOME_TIMEOUT};

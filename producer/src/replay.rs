@@ -34,6 +34,10 @@ pub struct ReplayOptions {
     pub wait_for_acks: Option<Duration>,
     /// Overrides the recording's hello encoding on the wire.
     pub encoding: Option<Encoding>,
+    /// Leaves out the recording's `goodbye` lines, so the application stays
+    /// on the desktop while the caller keeps the sender (`replay --stay`;
+    /// use [`replay_into`]).
+    pub skip_goodbye: bool,
 }
 
 /// A commit the bridge rejected during the replay.
@@ -129,18 +133,43 @@ where
     }
     let started = Instant::now();
     let sender = connect(hello)?;
+    replay_messages(&sender, lines, options, started)
+}
+
+/// Replays the messages of `lines` (the hello line is skipped) through a
+/// sender the caller connected and keeps, e.g. to stay on the desktop
+/// afterwards. Timing is relative to this call.
+pub fn replay_into(
+    sender: &Sender,
+    lines: &[RecordedLine],
+    options: ReplayOptions,
+) -> Result<ReplaySummary, ReplayError> {
+    replay_messages(sender, lines, options, Instant::now())
+}
+
+fn replay_messages(
+    sender: &Sender,
+    lines: &[RecordedLine],
+    options: ReplayOptions,
+    started: Instant,
+) -> Result<ReplaySummary, ReplayError> {
     let mut replay = Replay {
-        sender: &sender,
+        sender,
         options,
         started,
         summary: ReplaySummary::default(),
     };
     let mut ended_with_goodbye = false;
-    for (index, line) in lines.iter().enumerate().skip(1) {
-        if let Some(message) = &line.message {
-            ended_with_goodbye = matches!(message, SenderMessage::Goodbye);
-            replay.line(index + 1, line.at_ms, message)?;
+    for (index, line) in lines.iter().enumerate() {
+        let Some(message) = &line.message else {
+            continue;
+        };
+        let is_goodbye = matches!(message, SenderMessage::Goodbye);
+        if is_goodbye && options.skip_goodbye {
+            continue;
         }
+        ended_with_goodbye = is_goodbye;
+        replay.line(index + 1, line.at_ms, message)?;
     }
     if !ended_with_goodbye {
         replay.sync_if_asked(lines.len())?;

@@ -5,7 +5,8 @@ mod support;
 use std::time::Duration;
 
 use newton_producer::{
-    replay_file, replay_lines, write_recording, ReplayError, ReplayOptions, Sender, Timing,
+    replay_file, replay_into, replay_lines, write_recording, ReplayError, ReplayOptions, Sender,
+    Timing,
 };
 use newton_push_protocol::{Encoding, RecordedLine, SenderMessage, SurfaceId};
 use support::*;
@@ -151,7 +152,7 @@ fn recorded_timing_takes_at_least_the_recorded_time() {
     let options = ReplayOptions {
         timing: Timing::Recorded,
         wait_for_acks: Some(PATIENCE),
-        encoding: None,
+        ..Default::default()
     };
     let summary = replay_lines(&recording(), from_pair(&mut bridge), options).unwrap();
     assert!(
@@ -189,4 +190,24 @@ fn bad_recording_line_is_reported_with_its_number() {
         "{error}"
     );
     assert!(bridge.is_none(), "nothing was sent");
+}
+
+#[test]
+fn replay_into_a_kept_sender_can_skip_the_goodbye() {
+    let (read, write, bridge) = socket_pair();
+    let sender = Sender::from_stream(read, write, hello(Encoding::Postcard)).unwrap();
+    let options = ReplayOptions {
+        wait_for_acks: Some(PATIENCE),
+        skip_goodbye: true,
+        ..Default::default()
+    };
+    let summary = replay_into(&sender, &recording(), options).unwrap();
+    assert_eq!(
+        (summary.messages_sent, summary.commits, summary.synced),
+        (8, 3, true)
+    );
+    assert!(!bridge.seen().contains(&Seen::Goodbye));
+    // Still connected: the application stays until the caller says goodbye.
+    sender.goodbye().unwrap();
+    assert_eq!(bridge.join().last(), Some(&Seen::Goodbye));
 }

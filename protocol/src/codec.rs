@@ -297,6 +297,18 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn welcome_fields_are_camel_case_and_snake_case_is_still_read() {
+        let welcome = BridgeMessage::Welcome {
+            protocol: 1,
+            max_frame_bytes: 5,
+        };
+        let bytes = encode_bridge_payload(&welcome, Encoding::Json).unwrap();
+        assert_eq!(bytes, br#"{"welcome":{"protocol":1,"maxFrameBytes":5}}"#);
+        let old = br#"{"welcome":{"protocol":1,"max_frame_bytes":5}}"#;
+        assert_eq!(decode_bridge_message(old, Encoding::Json).unwrap(), welcome);
+    }
+
+    #[test]
     fn decode_errors_name_the_value() {
         let error = decode_sender_message(b"{nope", Encoding::Json).unwrap_err();
         assert!(

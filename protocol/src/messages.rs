@@ -92,7 +92,7 @@ impl Default for Geometry {
 
 /// Sender → bridge, after the hello.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum SenderMessage {
     /// A new surface (window). Its first committed update must carry `tree`.
     CreateSurface {
@@ -147,13 +147,15 @@ pub enum SenderMessage {
 
 /// Bridge → sender.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum BridgeMessage {
     /// Reply to the hello; the session is open.
     Welcome {
         /// The protocol version the bridge speaks ([`PROTOCOL_VERSION`]).
         protocol: u32,
-        /// Largest frame payload the bridge accepts, in bytes.
+        /// Largest frame payload the bridge accepts, in bytes
+        /// (`maxFrameBytes` in JSON).
+        #[serde(alias = "max_frame_bytes")]
         max_frame_bytes: u32,
     },
     /// An AT is listening: send a full tree for the surface, then updates.
