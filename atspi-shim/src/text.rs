@@ -107,7 +107,8 @@ pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallErro
 }
 
 /// The text AT-SPI exposes for `node` ("" when it has no Text). Used by
-/// the event code for text-changed events.
+/// the event code for text-changed events and by EditableText.
+#[allow(dead_code)]
 pub fn text_of(node: &NodeRef) -> String {
     TextModel::of(*node)
         .map(|model| model.text)

@@ -1,0 +1,370 @@
+//! The Text family end to end: a tree committed to a real `AppReplica`,
+//! AT-SPI method calls through `handle_call`, replies and routed actions
+//! checked exactly. Offsets are code points.
+
+use accesskit::{
+    Action, ActionData, Node, NodeId, Rect, Role, TextDirection, TextPosition, TextSelection,
+    TreeId, TreeInfo, TreeUpdate,
+};
+use newton_atspi_shim::{handle_call, AppContext, Handled};
+use newton_cache::{AppReplica, Limits};
+use newton_push_protocol::{AppInfo, Geometry, SurfaceId};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use zbus::message::{Message, Type as MessageType};
+use zvariant::{DynamicType, OwnedObjectPath, OwnedValue, Type};
+
+const UNIQUE_NAME: &str = ":1.9";
+const SURFACE: SurfaceId = SurfaceId(1);
+const TEXT: &str = "org.a11y.atspi.Text";
+const EDITABLE: &str = "org.a11y.atspi.EditableText";
+const HYPERTEXT: &str = "org.a11y.atspi.Hypertext";
+const HYPERLINK: &str = "org.a11y.atspi.Hyperlink";
+const DOCUMENT: &str = "org.a11y.atspi.Document";
+const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+
+struct App {
+    replica: AppReplica,
+    info: AppInfo,
+}
+
+impl App {
+    fn new(nodes: Vec<(u64, Node)>) -> Self {
+        let mut replica = AppReplica::new(Limits::default());
+        replica
+            .create_surface(SURFACE, Some("Editor".into()))
+            .expect("surface");
+        let nodes = nodes
+            .into_iter()
+            .map(|(id, node)| (NodeId(id), node))
+            .collect();
+        let update = TreeUpdate {
+            nodes,
+            tree: Some(TreeInfo::new(NodeId(0))),
+            tree_id: TreeId::ROOT,
+            focus: NodeId(0),
+        };
+        replica
+            .commit(SURFACE, vec![update], 1024)
+            .expect("the test tree is valid");
+        let geometry = Geometry {
+            x: 100,
+            y: 50,
+            width: 800,
+            height: 600,
+            scale: 1.0,
+        };
+        replica.set_geometry(SURFACE, geometry).expect("geometry");
+        let info = AppInfo {
+            app_id: "org.example.Editor".into(),
+            name: "Editor".into(),
+            pid: None,
+            toolkit_name: None,
+            toolkit_version: None,
+        };
+        App { replica, info }
+    }
+
+    fn handle<B: Serialize + DynamicType>(
+        &self,
+        node: u64,
+        interface: &str,
+        member: &str,
+        body: &B,
+    ) -> Handled {
+        let app = AppContext {
+            replica: &self.replica,
+            info: &self.info,
+            unique_name: UNIQUE_NAME,
+            desktop: None,
+            app_id: 0,
+        };
+        let call = Message::method_call(path(node).as_str(), member)
+            .and_then(|b| b.interface(interface))
+            .and_then(|b| b.build(body))
+            .expect("method call builds");
+        handle_call(&app, &call).expect("a method call gets a reply")
+    }
+
+    fn ok<R: DeserializeOwned + Type, B: Serialize + DynamicType>(
+        &self,
+        node: u64,
+        interface: &str,
+        member: &str,
+        body: &B,
+    ) -> R {
+        let handled = self.handle(node, interface, member, body);
+        let header = handled.reply.header();
+        assert_eq!(
+            header.message_type(),
+            MessageType::MethodReturn,
+            "{interface}.{member} on node {node} failed: {:?} {:?}",
+            header.error_name(),
+            handled.reply.body().deserialize::<String>().ok()
+        );
+        handled
+            .reply
+            .body()
+            .deserialize::<R>()
+            .expect("reply signature")
+    }
+
+    fn error_name<B: Serialize + DynamicType>(
+        &self,
+        node: u64,
+        interface: &str,
+        member: &str,
+        body: &B,
+    ) -> String {
+        let handled = self.handle(node, interface, member, body);
+        let header = handled.reply.header();
+        assert_eq!(header.message_type(), MessageType::Error);
+        header
+            .error_name()
+            .map(|name| name.to_string())
+            .unwrap_or_default()
+    }
+
+    fn prop(&self, node: u64, interface: &str, name: &str) -> OwnedValue {
+        let (value,): (OwnedValue,) = self.ok(node, PROPERTIES, "Get", &(interface, name));
+        value
+    }
+
+    fn interfaces(&self, node: u64) -> Vec<String> {
+        self.ok(node, ACCESSIBLE, "GetInterfaces", &())
+    }
+}
+
+fn path(node: u64) -> String {
+    format!("/org/a11y/atspi/accessible/{}_{node}", SURFACE.0)
+}
+
+fn run(text: &str, word_starts: &[u8]) -> Node {
+    let mut node = Node::new(Role::TextRun);
+    node.set_value(text);
+    node.set_character_lengths(text.chars().map(|c| c.len_utf8() as u8).collect::<Vec<_>>());
+    if !word_starts.is_empty() {
+        node.set_word_starts(word_starts.to_vec());
+    }
+    node
+}
+
+fn int(value: OwnedValue) -> i32 {
+    i32::try_from(value).expect("an i32 property")
+}
+
+/// Window 0 → text input 1 ("naïve café\n🙂 ok", caret after "café"
+/// with "café" selected, geometry on the first run), button 4.
+fn editor() -> App {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(1), NodeId(4)]);
+    window.set_bounds(Rect {
+        x0: 0.0,
+        y0: 0.0,
+        x1: 800.0,
+        y1: 600.0,
+    });
+    let mut input = Node::new(Role::MultilineTextInput);
+    input.set_children(vec![NodeId(2), NodeId(3)]);
+    input.set_bounds(Rect {
+        x0: 10.0,
+        y0: 10.0,
+        x1: 300.0,
+        y1: 60.0,
+    });
+    input.set_text_direction(TextDirection::LeftToRight);
+    input.set_text_selection(TextSelection {
+        anchor: TextPosition {
+            node: NodeId(2),
+            character_index: 6,
+        },
+        focus: TextPosition {
+            node: NodeId(2),
+            character_index: 10,
+        },
+    });
+    let mut first = run("naïve café\n", &[0, 6]);
+    first.set_bounds(Rect {
+        x0: 10.0,
+        y0: 10.0,
+        x1: 120.0,
+        y1: 30.0,
+    });
+    first.set_character_positions((0..11).map(|i| i as f32 * 10.0).collect::<Vec<_>>());
+    first.set_character_widths(vec![10.0; 11]);
+    let second = run("🙂 ok", &[0, 2]);
+    tree_app(vec![
+        (0, window),
+        (1, input),
+        (2, first),
+        (3, second),
+        (4, Node::new(Role::Button)),
+    ])
+}
+
+fn tree_app(nodes: Vec<(u64, Node)>) -> App {
+    App::new(nodes)
+}
+
+#[test]
+fn text_input_lists_text_and_editable_text() {
+    let app = editor();
+    let interfaces = app.interfaces(1);
+    assert!(interfaces.iter().any(|i| i == TEXT), "{interfaces:?}");
+    assert!(interfaces.iter().any(|i| i == EDITABLE), "{interfaces:?}");
+    let button = app.interfaces(4);
+    assert!(
+        !button.iter().any(|i| i == TEXT || i == EDITABLE),
+        "{button:?}"
+    );
+}
+
+#[test]
+fn text_properties_and_offsets_are_code_points() {
+    let app = editor();
+    assert_eq!(int(app.prop(1, TEXT, "CharacterCount")), 15);
+    assert_eq!(int(app.prop(1, TEXT, "CaretOffset")), 10);
+    let all: String = app.ok(1, TEXT, "GetText", &(0, -1));
+    assert_eq!(all, "naïve café\n🙂 ok");
+    let line: (String, i32, i32) = app.ok(1, TEXT, "GetTextAtOffset", &(3, 5u32));
+    assert_eq!(line, ("naïve café\n".into(), 0, 11));
+    let line: (String, i32, i32) = app.ok(1, TEXT, "GetTextAtOffset", &(15, 5u32));
+    assert_eq!(line, ("🙂 ok".into(), 11, 15));
+    let word: (String, i32, i32) = app.ok(1, TEXT, "GetStringAtOffset", &(8, 1u32));
+    assert_eq!(word, ("café\n".into(), 6, 11));
+    let ch: (String, i32, i32) = app.ok(1, TEXT, "GetTextAtOffset", &(11, 0u32));
+    assert_eq!(ch, ("🙂".into(), 11, 12));
+    let selection: (i32, i32) = app.ok(1, TEXT, "GetSelection", &(0,));
+    assert_eq!(selection, (6, 10));
+    let extents: (i32, i32, i32, i32) = app.ok(1, TEXT, "GetCharacterExtents", &(2, 0u32));
+    assert_eq!(extents, (130, 60, 10, 20));
+    let extents: (i32, i32, i32, i32) = app.ok(1, TEXT, "GetCharacterExtents", &(2, 1u32));
+    assert_eq!(extents, (30, 10, 10, 20));
+    let offset: i32 = app.ok(1, TEXT, "GetOffsetAtPoint", &(135, 65, 0u32));
+    assert_eq!(offset, 2);
+}
+
+#[test]
+fn set_caret_offset_routes_set_text_selection() {
+    let app = editor();
+    let handled = app.handle(1, TEXT, "SetCaretOffset", &(12,));
+    assert!(handled.reply.body().deserialize::<bool>().expect("b"));
+    let action = handled.action.expect("an action for the application");
+    assert_eq!(action.action, Action::SetTextSelection);
+    assert_eq!(action.target_node, NodeId(1));
+    let caret = TextPosition {
+        node: NodeId(3),
+        character_index: 1,
+    };
+    assert_eq!(
+        action.data,
+        Some(ActionData::SetTextSelection(TextSelection {
+            anchor: caret,
+            focus: caret
+        }))
+    );
+}
+
+#[test]
+fn bad_text_calls_get_precise_errors() {
+    let app = editor();
+    assert_eq!(
+        app.error_name(1, TEXT, "GetTextAtOffset", &(0, 9u32)),
+        "org.freedesktop.DBus.Error.InvalidArgs"
+    );
+    assert_eq!(
+        app.error_name(1, TEXT, "GetTextAtOffset", &("zero",)),
+        "org.freedesktop.DBus.Error.InvalidArgs"
+    );
+    assert_eq!(
+        app.error_name(1, TEXT, "Frobnicate", &()),
+        "org.freedesktop.DBus.Error.UnknownMethod"
+    );
+    assert_eq!(
+        app.error_name(4, TEXT, "GetText", &(0, -1)),
+        "org.freedesktop.DBus.Error.UnknownInterface"
+    );
+    assert_eq!(
+        app.error_name(1, EDITABLE, "PasteText", &(0,)),
+        "org.freedesktop.DBus.Error.NotSupported"
+    );
+    let out_of_range: (String, i32, i32) = app.ok(1, TEXT, "GetTextAtOffset", &(99, 1u32));
+    assert_eq!(out_of_range, (String::new(), -1, -1));
+}
+
+#[test]
+fn editable_text_sends_the_new_value() {
+    let app = editor();
+    let handled = app.handle(1, EDITABLE, "InsertText", &(11, "→", -1));
+    assert!(handled.reply.body().deserialize::<bool>().expect("b"));
+    let action = handled.action.expect("a SetValue action");
+    assert_eq!(action.action, Action::SetValue);
+    assert_eq!(
+        action.data,
+        Some(ActionData::Value("naïve café\n→🙂 ok".into()))
+    );
+}
+
+/// Window 0 → paragraph 1 "Read the manual today." with a link 3 on
+/// "the manual" (two runs), and a web document 10 with a title and URL.
+fn web() -> App {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(10)]);
+    let mut document = Node::new(Role::RootWebArea);
+    document.set_label("Manual");
+    document.set_url("https://example.org/manual");
+    document.set_language("de");
+    document.set_children(vec![NodeId(1)]);
+    let mut paragraph = Node::new(Role::Label);
+    paragraph.set_children(vec![NodeId(2), NodeId(3), NodeId(6)]);
+    let mut link = Node::new(Role::Link);
+    link.set_url("https://example.org/manual.pdf");
+    link.set_children(vec![NodeId(4), NodeId(5)]);
+    tree_app(vec![
+        (0, window),
+        (10, document),
+        (1, paragraph),
+        (2, run("Read ", &[0])),
+        (3, link),
+        (4, run("the ", &[0])),
+        (5, run("manual", &[0])),
+        (6, run(" today.", &[1])),
+    ])
+}
+
+#[test]
+fn links_are_exposed_through_hypertext_and_hyperlink() {
+    let app = web();
+    assert!(app.interfaces(1).iter().any(|i| i == HYPERTEXT));
+    assert!(app.interfaces(3).iter().any(|i| i == HYPERLINK));
+    let count: i32 = app.ok(1, HYPERTEXT, "GetNLinks", &());
+    assert_eq!(count, 1);
+    let (link,): ((String, OwnedObjectPath),) = app.ok(1, HYPERTEXT, "GetLink", &(0,));
+    assert_eq!(
+        (link.0.as_str(), link.1.as_str()),
+        (UNIQUE_NAME, path(3).as_str())
+    );
+    let index: i32 = app.ok(1, HYPERTEXT, "GetLinkIndex", &(7,));
+    assert_eq!(index, 0);
+    assert_eq!(int(app.prop(3, HYPERLINK, "StartIndex")), 5);
+    assert_eq!(int(app.prop(3, HYPERLINK, "EndIndex")), 15);
+    let uri: String = app.ok(3, HYPERLINK, "GetURI", &(0,));
+    assert_eq!(uri, "https://example.org/manual.pdf");
+}
+
+#[test]
+fn web_document_exposes_document() {
+    let app = web();
+    assert!(app.interfaces(10).iter().any(|i| i == DOCUMENT));
+    let locale: String = app.ok(10, DOCUMENT, "GetLocale", &());
+    assert_eq!(locale, "de");
+    let attributes: BTreeMap<String, String> = app.ok(10, DOCUMENT, "GetAttributes", &());
+    assert_eq!(
+        attributes.get("DocURL").map(String::as_str),
+        Some("https://example.org/manual")
+    );
+    assert_eq!(attributes.get("Title").map(String::as_str), Some("Manual"));
+    assert_eq!(int(app.prop(10, DOCUMENT, "PageCount")), -1);
+}
