@@ -4,11 +4,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::process::pid_alive;
-use crate::{wait_until, HarnessError, OrcaLock, Result, TestSession};
+use crate::{wait_until, BusClient, HarnessError, OrcaLock, Result, TestSession};
 
-/// Events whose registration shows that Orca's default script is active (it registers them in
-/// one batch once its event manager is up).
-const ORCA_READY_EVENTS: &[&str] = &["Object:StateChanged:Focused", "Window:Activate"];
+/// Events whose registration shows that Orca's event manager is up. Orca 43.1 registers 34 in one
+/// batch, ending with the window events; names are compared without trailing ':'.
+const ORCA_READY_EVENTS: &[&str] = &[
+    "Object:StateChanged:Focused",
+    "Object:TextCaretMoved",
+    "Window:Activate",
+    "Window:Destroy",
+];
 const ORCA_STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// A running Orca. Holds the machine-wide Orca lock until stopped (or dropped).
@@ -67,6 +72,23 @@ impl Orca {
         self.pid
     }
 
+    /// Waits until Orca has been idle (no CPU time used) for one second, i.e. it has processed
+    /// the events and keys sent so far. This is readiness, not a speed assertion: the bound is
+    /// the session's ready timeout.
+    pub fn wait_idle(&self, session: &mut TestSession) -> Result<()> {
+        const QUIET_SAMPLES: u32 = 4;
+        let mut last = cpu_ticks(self.pid);
+        let mut quiet = 0;
+        wait_until("Orca to become idle", session.ready_timeout(), || {
+            session.ensure_running(self.pid)?;
+            std::thread::sleep(Duration::from_millis(150));
+            let now = cpu_ticks(self.pid);
+            quiet = if now == last { quiet + 1 } else { 0 };
+            last = now;
+            Ok(quiet >= QUIET_SAMPLES)
+        })
+    }
+
     fn wait_until_listening(&self, session: &mut TestSession) -> Result<()> {
         let client = session.a11y_client()?;
         let mut seen = Vec::new();
@@ -78,7 +100,7 @@ impl Orca {
                 seen = client.events_registered_by_pid(self.pid)?;
                 Ok(ORCA_READY_EVENTS
                     .iter()
-                    .all(|e| seen.iter().any(|s| s == e)))
+                    .all(|e| seen.iter().any(|s| s.trim_end_matches(':') == *e)))
             },
         );
         result.map_err(|e| match e {
@@ -91,8 +113,17 @@ impl Orca {
     }
 
     /// SIGTERM, wait ≤ 10 s (then SIGKILL), then read the now complete debug file.
+    ///
+    /// Orca 43.1 handles SIGTERM in Python, but it idles inside libatspi's C main loop, so the
+    /// handler only runs once some Python callback does. While waiting, the harness therefore
+    /// nudges it every 500 ms with a no-op key release (keysym 0) through the registry.
     pub fn stop(self, session: &mut TestSession) -> Result<OrcaSpeech> {
-        session.stop(self.pid, ORCA_STOP_GRACE);
+        let a11y = session.a11y_bus_address().map(str::to_string);
+        session.stop_with(self.pid, ORCA_STOP_GRACE, || {
+            if let Some(address) = a11y.clone() {
+                nudge_key_listeners(address);
+            }
+        });
         let bytes = std::fs::read(&self.debug_file).map_err(HarnessError::io(format!(
             "read Orca debug file {}",
             self.debug_file.display()
@@ -103,6 +134,24 @@ impl Orca {
             debug_file: self.debug_file.clone(),
         })
     }
+}
+
+/// Sends a key release of keysym 0 to the registry's key listeners from a detached thread (the
+/// synchronous call could block while Orca shuts down; the thread then just ends with the test).
+fn nudge_key_listeners(address: String) {
+    std::thread::spawn(move || {
+        let Ok(client) = BusClient::connect(&address) else {
+            return;
+        };
+        let release_of_nothing = (1u32, 0i32, 0i16, 0i16, 0i32, "", false);
+        let _: Result<bool> = client.call(
+            "org.a11y.atspi.Registry",
+            "/org/a11y/atspi/registry/deviceeventcontroller",
+            "org.a11y.atspi.DeviceEventController",
+            "NotifyListenersSync",
+            &(release_of_nothing,),
+        );
+    });
 }
 
 /// Every `SPEECH OUTPUT: '…'` utterance of an Orca debug log, in order. Multi-line utterances
@@ -130,6 +179,17 @@ fn utterance_end(body: &str) -> Option<usize> {
     body.match_indices('\'')
         .map(|(i, _)| i)
         .find(|&i| body[i + 1..].trim_start().starts_with(['{', '[']))
+}
+
+/// utime + stime of a process, in clock ticks (None once it is gone).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // Fields after the command: state is field 3, utime 14 and stime 15 (1-based).
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
 }
 
 /// PIDs of processes named `orca` owned by this uid (what `orca` itself checks at start-up).

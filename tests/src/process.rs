@@ -54,14 +54,28 @@ impl TrackedChild {
     /// SIGTERM, wait up to `grace`, then SIGKILL and reap. Returns the exit status, or `None` if
     /// the child could not be reaped (should not happen for our own children).
     pub fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        self.terminate_with(grace, || {})
+    }
+
+    /// [`terminate`](Self::terminate), calling `nudge` every 500 ms during the grace period.
+    pub fn terminate_with(
+        &mut self,
+        grace: Duration,
+        mut nudge: impl FnMut(),
+    ) -> Option<ExitStatus> {
         if let Some(status) = self.exit_status() {
             return Some(status);
         }
         send_signal(self.pid(), Signal::TERM);
         let start = Instant::now();
+        let mut last_nudge = Instant::now();
         while start.elapsed() < grace {
             if let Some(status) = self.exit_status() {
                 return Some(status);
+            }
+            if last_nudge.elapsed() >= Duration::from_millis(500) {
+                nudge();
+                last_nudge = Instant::now();
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -200,6 +200,20 @@ impl TestSession {
             .and_then(|c| c.terminate(grace))
     }
 
+    /// Like [`stop`](Self::stop), calling `nudge` every 500 ms while waiting for the child to exit
+    /// (for children that only notice signals when something wakes them up).
+    pub fn stop_with(
+        &mut self,
+        pid: u32,
+        grace: Duration,
+        nudge: impl FnMut(),
+    ) -> Option<ExitStatus> {
+        self.children
+            .iter_mut()
+            .find(|c| c.pid() == pid)
+            .and_then(|c| c.terminate_with(grace, nudge))
+    }
+
     /// True while the tracked child with this PID runs.
     pub fn is_running(&mut self, pid: u32) -> bool {
         self.children

@@ -1,0 +1,132 @@
+//! A real Orca 43.1 against the GTK3 reference app: proves the headless Orca recipe (private
+//! session, dummy speech, debug-file speech capture, key input) on this machine.
+//!
+//! Run alone with `cargo test -p newton-e2e --test orca_gtk`. Orca tests take a machine-wide
+//! lock and run one at a time. Set NEWTON_E2E_SKIP_ORCA=1 to skip them (loudly).
+
+use std::time::Duration;
+
+use newton_e2e::{orca_tests_skipped, py_script, python, Orca, SessionOptions, TestSession};
+
+const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn skip_loudly() -> bool {
+    if orca_tests_skipped() {
+        eprintln!("\n!!!!! NEWTON_E2E_SKIP_ORCA=1: SKIPPING ORCA TEST — Orca behaviour is NOT being verified !!!!!\n");
+        return true;
+    }
+    false
+}
+
+/// Starts the session and the GTK app, waits until it is on the a11y bus, returns the X window
+/// id of "BridgeTest".
+fn session_with_gtk_app() -> (TestSession, String) {
+    let mut session =
+        TestSession::start(SessionOptions::default()).expect("start the test session");
+    let mut app = session.command(python());
+    app.arg(py_script("gtk_reference_app.py"));
+    let pid = session
+        .spawn("gtk-app", app)
+        .expect("start the GTK reference app");
+    session
+        .wait_for_app("BridgeTest", pid)
+        .expect("GTK app registers on the a11y bus");
+    let mut search = session.command("xdotool");
+    search.args([
+        "search",
+        "--sync",
+        "--onlyvisible",
+        "--name",
+        "^BridgeTest$",
+    ]);
+    let out = session
+        .run_ok("xdotool-search", search, STEP_TIMEOUT)
+        .expect("find the BridgeTest window");
+    let window = out
+        .lines()
+        .next()
+        .expect("xdotool printed a window id")
+        .trim()
+        .to_string();
+    (session, window)
+}
+
+fn xdotool(session: &mut TestSession, label: &str, args: &[&str]) {
+    let mut cmd = session.command("xdotool");
+    cmd.args(args);
+    session
+        .run_ok(label, cmd, STEP_TIMEOUT)
+        .expect("xdotool succeeds");
+}
+
+fn inject_keys(session: &mut TestSession, label: &str, keys: &[&str]) -> String {
+    let mut cmd = session.command(python());
+    cmd.arg(py_script("inject_key.py")).args(keys);
+    session
+        .run_ok(label, cmd, STEP_TIMEOUT)
+        .expect("inject_key.py succeeds")
+}
+
+#[test]
+fn orca_speaks_gtk_focus_changes_and_registry_injected_commands() {
+    if skip_loudly() {
+        return;
+    }
+    let (mut session, window) = session_with_gtk_app();
+    let orca = Orca::start(&mut session).expect("start Orca");
+
+    xdotool(
+        &mut session,
+        "xdotool-focus",
+        &["windowfocus", "--sync", &window],
+    );
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after the window got focus");
+    // Real X key: GTK moves focus from the entry to the OK button; atk-bridge forwards the key.
+    xdotool(
+        &mut session,
+        "xdotool-tab",
+        &["key", "--window", &window, "Tab"],
+    );
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after Tab");
+    // Orca command without real input: KP_Enter (basic Where Am I) through the registry.
+    let injected = inject_keys(&mut session, "inject-kp-enter", &["KP_Enter"]);
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after KP_Enter");
+
+    let speech = orca
+        .stop(&mut session)
+        .expect("stop Orca and read its speech");
+    eprintln!("Orca said: {:#?}", speech.utterances);
+    eprintln!("inject_key.py: {injected}");
+    assert!(
+        speech.said("Screen reader on."),
+        "no start-up message: {:?}",
+        speech.utterances
+    );
+    assert!(
+        speech.said("BridgeTest frame."),
+        "window focus not presented: {:?}",
+        speech.utterances
+    );
+    let ok_at = speech
+        .utterances
+        .iter()
+        .position(|u| u == "OK push button.");
+    let ok_at = ok_at.unwrap_or_else(|| panic!("Tab to OK not presented: {:?}", speech.utterances));
+    assert!(
+        injected.contains("KP_Enter press consumed=True"),
+        "Orca did not consume KP_Enter: {injected}"
+    );
+    assert!(
+        speech.utterances[ok_at + 1..]
+            .iter()
+            .any(|u| u.contains("OK")),
+        "Where Am I after KP_Enter did not mention OK: {:?}",
+        speech.utterances
+    );
+
+    let report = session.shutdown();
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+}
