@@ -1,1 +1,48 @@
-fn main() {}
+//! `newton-atspi-bridge`: the Newton → AT-SPI bridge daemon and its CLI.
+//!
+//! Applications (through their compositor, a test producer, a replay file or
+//! a remote stream) push accessibility trees; the bridge keeps a validated
+//! replica of each and serves it on the AT-SPI bus so unmodified screen
+//! readers work. See ARCHITECTURE.md for the data flow.
+
+mod a11y_bus;
+mod app;
+mod cli;
+mod daemon;
+mod demo;
+mod dump;
+mod listeners;
+mod logging;
+mod private_session;
+mod registry;
+mod sender;
+mod socket;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command, ServeArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The demo's output is the tree; keep routine log lines out of it.
+    let quiet_demo = matches!(cli.command, Some(Command::Demo(_))) && cli.log_level == "info";
+    logging::init(if quiet_demo { "warn" } else { &cli.log_level });
+    let result = match cli
+        .command
+        .unwrap_or(Command::Serve(ServeArgs::default_limits()))
+    {
+        Command::Serve(args) => daemon::run(args),
+        Command::Replay(args) => sender::replay(args),
+        Command::Dump(args) => dump::run(args),
+        Command::Demo(args) => demo::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("newton-atspi-bridge: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

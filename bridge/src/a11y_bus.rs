@@ -1,0 +1,91 @@
+//! Finding the accessibility bus the way libatspi does.
+
+use std::time::Duration;
+
+use tracing::{info, warn};
+
+/// Why the accessibility bus could not be found.
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    #[error(
+        "no accessibility bus: AT_SPI_BUS_ADDRESS is unset and the session bus is unreachable ({0}); \
+         start the bridge inside a desktop session or set AT_SPI_BUS_ADDRESS"
+    )]
+    NoSessionBus(zbus::Error),
+    #[error(
+        "the session bus has no accessibility bus launcher (org.a11y.Bus: {0}); \
+         install at-spi2-core or set AT_SPI_BUS_ADDRESS"
+    )]
+    NoLauncher(zbus::Error),
+    #[error("could not connect to the accessibility bus at {address}: {source}")]
+    Connect {
+        address: String,
+        source: zbus::Error,
+    },
+}
+
+/// The a11y bus address: `$AT_SPI_BUS_ADDRESS` when set and non-empty, else
+/// `org.a11y.Bus.GetAddress` on the session bus. (libatspi also reads an X11
+/// root-window property; the launcher always answers on the session bus, so
+/// that step adds nothing here.)
+pub async fn find_address() -> Result<String, BusError> {
+    if let Some(address) = std::env::var("AT_SPI_BUS_ADDRESS")
+        .ok()
+        .filter(|a| !a.is_empty())
+    {
+        return Ok(address);
+    }
+    let session = zbus::Connection::session()
+        .await
+        .map_err(BusError::NoSessionBus)?;
+    let reply = session
+        .call_method(
+            Some("org.a11y.Bus"),
+            "/org/a11y/bus",
+            Some("org.a11y.Bus"),
+            "GetAddress",
+            &(),
+        )
+        .await
+        .map_err(BusError::NoLauncher)?;
+    reply
+        .body()
+        .deserialize::<String>()
+        .map_err(BusError::NoLauncher)
+}
+
+/// Opens a new connection to the accessibility bus.
+pub async fn connect(address: &str) -> Result<zbus::Connection, BusError> {
+    let connect_error = |source| BusError::Connect {
+        address: address.to_owned(),
+        source,
+    };
+    zbus::connection::Builder::address(address)
+        .map_err(connect_error)?
+        .build()
+        .await
+        .map_err(connect_error)
+}
+
+/// Finds the bus, retrying with backoff (capped at 5 s) while the session is
+/// still starting, so the bridge can start before at-spi2-core does.
+pub async fn wait_for_address(give_up_after: Option<Duration>) -> Result<String, BusError> {
+    let started = std::time::Instant::now();
+    let mut delay = Duration::from_millis(100);
+    loop {
+        match find_address().await {
+            Ok(address) => {
+                info!(%address, "accessibility bus found");
+                return Ok(address);
+            }
+            Err(error) => {
+                if give_up_after.is_some_and(|limit| started.elapsed() >= limit) {
+                    return Err(error);
+                }
+                warn!("{error}; retrying in {} ms", delay.as_millis());
+                async_io::Timer::after(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}

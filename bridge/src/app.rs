@@ -1,0 +1,253 @@
+//! One bridged application: its own connection to the accessibility bus (libatspi
+//! keys applications on the sender's unique name, and events must come from
+//! the connection that serves the objects), its replica, and the loop that
+//! answers every AT-SPI call from that replica.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::StreamExt;
+use newton_atspi_shim::AppContext;
+use newton_cache::{AppReplica, ChangeSet, Limits, RejectError};
+use newton_push_protocol::{AppInfo, BridgeMessage, SurfaceId};
+use tracing::{debug, error, info, warn};
+use zbus::message::{Message, Type as MessageType};
+
+use crate::listeners::SharedListeners;
+use crate::registry::{self, Desktop};
+
+/// Mutable state of one application, behind its own lock so that one
+/// application's work never waits on another's.
+pub struct AppState {
+    pub replica: AppReplica,
+    pub app_id: i32,
+    pub desktop: Option<Desktop>,
+}
+
+/// A bridged application.
+pub struct BridgedApp {
+    pub info: AppInfo,
+    pub conn: zbus::Connection,
+    unique_name: String,
+    state: Mutex<AppState>,
+    to_sender: async_channel::Sender<BridgeMessage>,
+    listeners: SharedListeners,
+}
+
+impl BridgedApp {
+    /// Connects a fresh bus connection for the application.
+    pub async fn connect(
+        a11y_address: &str,
+        info: AppInfo,
+        limits: Limits,
+        to_sender: async_channel::Sender<BridgeMessage>,
+        listeners: SharedListeners,
+    ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
+        let conn = crate::a11y_bus::connect(a11y_address).await?;
+        let unique_name = conn
+            .unique_name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        let state = AppState {
+            replica: AppReplica::new(limits),
+            app_id: 0,
+            desktop: None,
+        };
+        Ok(Arc::new(Self {
+            info,
+            conn,
+            unique_name,
+            state: Mutex::new(state),
+            to_sender,
+            listeners,
+        }))
+    }
+
+    pub fn unique_name(&self) -> &str {
+        &self.unique_name
+    }
+
+    /// The state lock. A panic while it was held (a bug, never expected) does
+    /// not make the application unusable: the replica is still consistent
+    /// because the cache validates before it mutates.
+    pub fn lock(&self) -> MutexGuard<'_, AppState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` with the shim's view of this application.
+    pub fn with_context<R>(&self, f: impl FnOnce(&AppContext) -> R) -> R {
+        let state = self.lock();
+        let context = AppContext {
+            replica: &state.replica,
+            info: &self.info,
+            unique_name: &self.unique_name,
+            desktop: state
+                .desktop
+                .as_ref()
+                .map(|d| (d.bus_name.as_str(), d.path.as_str())),
+            app_id: state.app_id,
+        };
+        f(&context)
+    }
+
+    /// Registers with the registry; the dispatch loop must already run
+    /// because the registry calls back (`Properties.Set` of `Application.Id`).
+    pub async fn embed(&self) -> zbus::Result<()> {
+        let desktop = registry::embed(&self.conn).await?;
+        info!(app = %self.info.name, bus = %self.unique_name, "embedded in the desktop");
+        self.lock().desktop = Some(desktop);
+        Ok(())
+    }
+
+    /// Answers method calls until the connection closes.
+    pub async fn serve_calls(self: Arc<Self>) {
+        let mut stream = zbus::MessageStream::from(&self.conn);
+        while let Some(message) = stream.next().await {
+            let Ok(message) = message else { continue };
+            if message.message_type() != MessageType::MethodCall {
+                continue;
+            }
+            if let Some(reply) = self
+                .answer(&message)
+                .filter(|(_, wanted)| *wanted)
+                .map(|(reply, _)| reply)
+            {
+                if let Err(e) = self.conn.send(&reply).await {
+                    debug!("could not send a reply: {e}");
+                }
+            }
+        }
+    }
+
+    /// Computes the reply to one call from the replica; routes any action
+    /// request to the sender without waiting for it.
+    fn answer(&self, call: &Message) -> Option<(Message, bool)> {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.with_context(|context| newton_atspi_shim::dispatch::handle_call(context, call))
+        }));
+        let handled = match outcome {
+            Ok(handled) => handled?,
+            Err(_) => {
+                error!(app = %self.info.name, "internal error while answering a call; replying Failed");
+                let failure =
+                    newton_atspi_shim::CallError::Failed("internal error in the bridge".into());
+                return newton_atspi_shim::dispatch::error_reply(call, &failure)
+                    .map(|reply| (reply, true));
+            }
+        };
+        if let Some(app_id) = handled.set_app_id {
+            self.lock().app_id = app_id;
+        }
+        if let Some(request) = handled.action {
+            self.route_action(call, request);
+        }
+        Some((handled.reply, handled.reply_wanted))
+    }
+
+    fn route_action(&self, call: &Message, request: accesskit::ActionRequest) {
+        let header = call.header();
+        let address = header
+            .path()
+            .and_then(|p| newton_atspi_shim::paths::parse(p.as_str()));
+        let Some(newton_atspi_shim::paths::ObjectAddress::Node { surface, .. }) = address else {
+            warn!("action request on an object with no surface; dropped");
+            return;
+        };
+        // Never block the AT on a slow sender: a full queue drops the action.
+        if let Err(e) = self
+            .to_sender
+            .try_send(BridgeMessage::Action { surface, request })
+        {
+            warn!(app = %self.info.name, "action not delivered to the sender: {e}");
+        }
+    }
+
+    /// Sends, in order, the signals someone listens for (and those libatspi
+    /// always needs); failures are logged, never fatal.
+    pub async fn emit(&self, signals: Vec<Message>) {
+        for signal in signals.into_iter().filter(|s| self.listeners.wants(s)) {
+            if let Err(e) = self.conn.send(&signal).await {
+                debug!("could not emit a signal: {e}");
+            }
+        }
+    }
+
+    /// Builds the AT-SPI events for applied change sets.
+    pub fn events_for(&self, changes: &[ChangeSet]) -> Vec<Message> {
+        self.with_context(|context| {
+            changes
+                .iter()
+                .flat_map(|set| newton_atspi_shim::events::events_for(context, set))
+                .collect()
+        })
+    }
+
+    /// Applies one commit and emits its events; a rejection is returned for
+    /// the sender and leaves the replica as it was.
+    pub async fn commit(
+        &self,
+        surface: SurfaceId,
+        updates: Vec<accesskit::TreeUpdate>,
+        bytes: usize,
+    ) -> Result<(), RejectError> {
+        let changes = self.lock().replica.commit(surface, updates, bytes)?;
+        let signals = self.events_for(std::slice::from_ref(&changes));
+        self.emit(signals).await;
+        Ok(())
+    }
+
+    /// The compositor moved keyboard focus to `surface` (or away from this app).
+    pub async fn set_focus(&self, surface: Option<SurfaceId>) -> Result<(), RejectError> {
+        let (before, changes) = {
+            let mut state = self.lock();
+            let before = focused_surface(&state.replica);
+            (before, state.replica.set_focused_surface(surface)?)
+        };
+        let mut signals = Vec::new();
+        self.with_context(|context| {
+            if let Some(old) = before.filter(|old| Some(*old) != surface) {
+                signals.extend(newton_atspi_shim::events::focus_events(context, old, false));
+            }
+            if let Some(new) = surface.filter(|new| Some(*new) != before) {
+                signals.extend(newton_atspi_shim::events::focus_events(context, new, true));
+            }
+        });
+        signals.extend(self.events_for(&changes));
+        self.emit(signals).await;
+        Ok(())
+    }
+
+    pub async fn destroy_surface(&self, surface: SurfaceId) -> Result<(), RejectError> {
+        let changes = self.lock().replica.destroy_surface(surface)?;
+        let signals = self.events_for(std::slice::from_ref(&changes));
+        self.emit(signals).await;
+        Ok(())
+    }
+
+    /// The sender left: announce every object's removal, then leave the desktop.
+    pub async fn shut_down(&self) {
+        let changes = self.lock().replica.clear();
+        let signals = self.events_for(&changes);
+        self.emit(signals).await;
+        if let Err(e) = registry::unembed(&self.conn).await {
+            debug!("unembed failed (the registry drops us on disconnect anyway): {e}");
+        }
+        info!(app = %self.info.name, "application removed");
+    }
+}
+
+fn focused_surface(replica: &AppReplica) -> Option<SurfaceId> {
+    replica.surfaces().find(|s| s.is_focused()).map(|s| s.id())
+}
+
+impl BridgedApp {
+    /// Queues a message for the sender without waiting; a full queue (a
+    /// sender that stopped reading) drops it with a log line.
+    pub fn notify_sender(&self, message: BridgeMessage) {
+        if let Err(e) = self.to_sender.try_send(message) {
+            warn!(app = %self.info.name, "message not delivered to the sender: {e}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! `serve`: accept senders on the socket and keep every application on the
+//! accessibility bus until its sender leaves or the bridge is stopped.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_executor::Executor;
+use async_io::Async;
+use async_signal::{Signal, Signals};
+use futures::{FutureExt, StreamExt};
+use newton_cache::Limits;
+use newton_push_protocol::BridgeMessage;
+use tracing::{info, warn};
+
+use crate::app::BridgedApp;
+use crate::cli::ServeArgs;
+use crate::listeners::{self, SharedListeners};
+use crate::{a11y_bus, sender, socket};
+
+/// Settings and the live applications, shared by every sender task.
+pub struct Daemon {
+    pub a11y_address: String,
+    pub limits: Limits,
+    pub max_frame_bytes: u32,
+    pub executor: Arc<Executor<'static>>,
+    pub listeners: SharedListeners,
+    apps: Mutex<BTreeMap<u64, Arc<BridgedApp>>>,
+    next_app: AtomicU64,
+}
+
+impl Daemon {
+    /// Remembers a live application (for shutdown and status); returns its key.
+    pub fn add_app(&self, app: Arc<BridgedApp>) -> u64 {
+        let key = self.next_app.fetch_add(1, Ordering::Relaxed);
+        self.lock_apps().insert(key, app);
+        key
+    }
+
+    pub fn remove_app(&self, key: u64) {
+        self.lock_apps().remove(&key);
+    }
+
+    fn lock_apps(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<BridgedApp>>> {
+        self.apps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn all_apps(&self) -> Vec<Arc<BridgedApp>> {
+        self.lock_apps().values().cloned().collect()
+    }
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(args: ServeArgs) -> Result<(), Box<dyn Error>> {
+    run_until(args, None)
+}
+
+/// Runs the daemon until a signal, or until `stop` receives (or closes) when
+/// given — how the demo runs it in-process.
+pub fn run_until(
+    args: ServeArgs,
+    stop: Option<async_channel::Receiver<()>>,
+) -> Result<(), Box<dyn Error>> {
+    let executor = Arc::new(Executor::new());
+    async_io::block_on(executor.run(serve(args, executor.clone(), stop)))
+}
+
+async fn serve(
+    args: ServeArgs,
+    executor: Arc<Executor<'static>>,
+    stop: Option<async_channel::Receiver<()>>,
+) -> Result<(), Box<dyn Error>> {
+    let mut signals = Signals::new([Signal::Term, Signal::Int])?;
+    let a11y_address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
+        Some(address) => address,
+        None => a11y_bus::wait_for_address(None).await?,
+    };
+    let limits = Limits {
+        max_nodes: args.max_nodes,
+        max_depth: args.max_depth,
+        max_frame_bytes: args.max_frame_bytes as usize,
+        ..Limits::default()
+    };
+    let daemon = Arc::new(Daemon {
+        a11y_address,
+        limits,
+        max_frame_bytes: args.max_frame_bytes,
+        executor: executor.clone(),
+        listeners: SharedListeners::default(),
+        apps: Mutex::new(BTreeMap::new()),
+        next_app: AtomicU64::new(1),
+    });
+    let control = a11y_bus::connect(&daemon.a11y_address).await?;
+    executor
+        .spawn(listeners::watch(daemon.clone(), control))
+        .detach();
+    let path = socket_path(args.socket.clone())?;
+    let bound = socket::bind(&path)?;
+    let listener = Async::new(bound.listener.try_clone()?)?;
+    info!(socket = %path.display(), "ready: waiting for senders");
+    if args.stdio {
+        executor.spawn(sender::serve_stdio(daemon.clone())).detach();
+    }
+    loop {
+        futures::select! {
+            accepted = listener.accept().fuse() => match accepted {
+                Ok((stream, _)) => accept(&daemon, stream),
+                Err(e) => warn!("accept failed: {e}"),
+            },
+            signal = signals.next().fuse() => {
+                info!("received {:?}; shutting down", signal);
+                break;
+            }
+            _ = stopped(&stop).fuse() => {
+                info!("stop requested; shutting down");
+                break;
+            }
+        }
+    }
+    shut_down(&daemon).await;
+    drop(bound);
+    Ok(())
+}
+
+fn accept(daemon: &Arc<Daemon>, stream: Async<UnixStream>) {
+    match socket::check_peer(stream.get_ref()) {
+        Ok(pid) => {
+            daemon
+                .executor
+                .spawn(sender::serve_connection(daemon.clone(), stream, Some(pid)))
+                .detach();
+        }
+        Err(why) => warn!("refused a sender: {why}"),
+    }
+}
+
+/// Tells every sender, removes every application from the desktop.
+async fn shut_down(daemon: &Daemon) {
+    for app in daemon.all_apps() {
+        app.notify_sender(BridgeMessage::Error {
+            reason: "the bridge is shutting down".into(),
+        });
+        app.shut_down().await;
+    }
+}
+
+fn socket_path(explicit: Option<PathBuf>) -> Result<PathBuf, Box<dyn Error>> {
+    match explicit {
+        Some(path) => Ok(path),
+        None => Ok(newton_push_protocol::default_socket_path()?),
+    }
+}
+
+async fn stopped(stop: &Option<async_channel::Receiver<()>>) {
+    match stop {
+        Some(stop) => {
+            let _ = stop.recv().await;
+        }
+        None => futures::future::pending::<()>().await,
+    }
+}

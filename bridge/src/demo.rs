@@ -1,0 +1,122 @@
+//! `demo`: what an AT sees of a pushed application, with nothing set up.
+//! Uses the desktop's accessibility bus when there is one; otherwise starts
+//! private session and accessibility buses with the registry. Runs the bridge
+//! in-process, replays the bundled egui recording and prints the AT-SPI tree
+//! as a client reads it over the bus.
+
+use std::error::Error;
+use std::time::{Duration, Instant};
+
+use newton_producer::replay::{replay_into, ReplayOptions, Timing};
+
+use crate::cli::{DemoArgs, ServeArgs};
+use crate::dump::{self, WalkLimits};
+use crate::private_session::PrivateSession;
+
+/// The bundled recording: egui 0.37 widgets (button, check box, text field,
+/// slider) with focus moves, typing and value changes.
+const BUNDLED_FIXTURE: &str = include_str!("../../fixtures/egui/egui-form-focus.jsonl");
+
+pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
+    let (a11y_address, _private) = accessibility_bus(args.private)?;
+    let socket_dir =
+        std::env::temp_dir().join(format!("newton-demo-socket-{}", std::process::id()));
+    let socket = socket_dir.join("bridge.sock");
+    let serve_args = ServeArgs {
+        socket: Some(socket.clone()),
+        a11y_bus: Some(a11y_address.clone()),
+        ..ServeArgs::default_limits()
+    };
+    let (stop, stop_rx) = async_channel::bounded::<()>(1);
+    let daemon = std::thread::Builder::new()
+        .name("bridge".into())
+        .spawn(move || {
+            crate::daemon::run_until(serve_args, Some(stop_rx)).map_err(|e| e.to_string())
+        })?;
+    let result = replay_and_dump(&args, &socket, &a11y_address);
+    stop.close();
+    let daemon_result = daemon.join().map_err(|_| "the bridge thread panicked")?;
+    let _ = std::fs::remove_dir_all(&socket_dir);
+    result?;
+    daemon_result.map_err(Into::into)
+}
+
+/// The desktop's bus, or a private one (kept alive by the returned guard).
+fn accessibility_bus(
+    force_private: bool,
+) -> Result<(String, Option<PrivateSession>), Box<dyn Error>> {
+    if !force_private {
+        let desktop = async_io::block_on(futures::future::select(
+            Box::pin(crate::a11y_bus::find_address()),
+            Box::pin(async_io::Timer::after(Duration::from_secs(3))),
+        ));
+        if let futures::future::Either::Left((Ok(address), _)) = desktop {
+            eprintln!("demo: using this desktop's accessibility bus");
+            return Ok((address, None));
+        }
+    }
+    eprintln!("demo: no desktop session; starting private session and accessibility buses");
+    let session = PrivateSession::start()?;
+    Ok((session.a11y_address.clone(), Some(session)))
+}
+
+fn replay_and_dump(
+    args: &DemoArgs,
+    socket: &std::path::Path,
+    a11y_address: &str,
+) -> Result<(), Box<dyn Error>> {
+    let lines = match &args.fixture {
+        Some(path) => newton_producer::load_recording(path)?,
+        None => newton_producer::parse_recording(BUNDLED_FIXTURE.as_bytes())?,
+    };
+    let hello = lines
+        .first()
+        .and_then(|l| l.hello.clone())
+        .ok_or("the fixture's first line must be the hello")?;
+    let app_name = hello.app.name.clone();
+    let sender = connect_when_ready(socket, hello)?;
+    let options = ReplayOptions {
+        timing: Timing::AsFastAsPossible,
+        wait_for_acks: Some(Duration::from_secs(30)),
+        encoding: None,
+        skip_goodbye: true,
+    };
+    let summary = replay_into(&sender, &lines, options)?;
+    eprintln!(
+        "demo: replayed {} commits of \u{201c}{app_name}\u{201d} ({} rejected); this is what an AT sees:\n",
+        summary.commits,
+        summary.rejections.len()
+    );
+    let tree = async_io::block_on(async {
+        let conn = crate::a11y_bus::connect(a11y_address).await?;
+        let apps = dump::select_apps(dump::applications(&conn).await?, Some(&app_name))?;
+        let mut trees = Vec::new();
+        for (bus, _) in apps {
+            trees.push(dump::walk_application(&conn, &bus, WalkLimits::default()).await);
+        }
+        Ok::<_, Box<dyn Error>>(trees)
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&tree)?);
+    } else {
+        for app in &tree {
+            print!("{}", dump::to_text(app));
+        }
+    }
+    Ok(())
+}
+
+/// The bridge thread binds its socket asynchronously; wait for it.
+fn connect_when_ready(
+    socket: &std::path::Path,
+    hello: newton_push_protocol::Hello,
+) -> Result<newton_producer::Sender, Box<dyn Error>> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match newton_producer::Sender::connect(socket, hello.clone()) {
+            Ok(sender) => return Ok(sender),
+            Err(error) if Instant::now() >= deadline => return Err(error.into()),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}

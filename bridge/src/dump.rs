@@ -1,0 +1,538 @@
+//! `dump`: walk any AT-SPI application as a client sees it and print its
+//! tree (text or JSON). Works on every AT-SPI application, bridged or not.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+const REGISTRY: &str = "org.a11y.atspi.Registry";
+const ROOT: &str = "/org/a11y/atspi/accessible/root";
+const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+
+/// One object as an AT sees it.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct DumpNode {
+    pub role: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub states: Vec<String>,
+    pub interfaces: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caret: Option<i32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extents: Option<(i32, i32, i32, i32)>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<DumpNode>,
+}
+
+/// Limits a walk so a huge or cyclic application cannot run forever.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkLimits {
+    pub max_depth: usize,
+    pub max_nodes: usize,
+}
+
+impl Default for WalkLimits {
+    fn default() -> Self {
+        Self {
+            max_depth: 64,
+            max_nodes: 20_000,
+        }
+    }
+}
+
+type ObjectRef = (String, OwnedObjectPath);
+
+/// The desktop's applications: (bus name, name).
+pub async fn applications(conn: &zbus::Connection) -> zbus::Result<Vec<(String, String)>> {
+    let children = children(conn, REGISTRY, ROOT).await?;
+    let mut apps = Vec::new();
+    for (bus, path) in children {
+        let name = string_property(conn, &bus, path.as_str(), "Name")
+            .await
+            .unwrap_or_default();
+        apps.push((bus, name));
+    }
+    Ok(apps)
+}
+
+/// Walks one application from its root.
+pub async fn walk_application(conn: &zbus::Connection, bus: &str, limits: WalkLimits) -> DumpNode {
+    let mut budget = limits.max_nodes;
+    walk(conn, bus, ROOT.to_owned(), 0, limits.max_depth, &mut budget).await
+}
+
+fn walk<'a>(
+    conn: &'a zbus::Connection,
+    bus: &'a str,
+    path: String,
+    depth: usize,
+    max_depth: usize,
+    budget: &'a mut usize,
+) -> futures::future::BoxFuture<'a, DumpNode> {
+    Box::pin(async move {
+        *budget = budget.saturating_sub(1);
+        let mut node = describe(conn, bus, &path).await;
+        if depth >= max_depth || *budget == 0 {
+            return node;
+        }
+        match children(conn, bus, &path).await {
+            Ok(kids) => {
+                for (child_bus, child_path) in kids {
+                    if *budget == 0 {
+                        node.errors
+                            .push("node budget exhausted; children omitted".into());
+                        break;
+                    }
+                    // Objects served by another connection (embedded sockets) are not followed.
+                    if child_bus != bus {
+                        continue;
+                    }
+                    let child = walk(
+                        conn,
+                        bus,
+                        child_path.to_string(),
+                        depth + 1,
+                        max_depth,
+                        budget,
+                    )
+                    .await;
+                    node.children.push(child);
+                }
+            }
+            Err(e) => node.errors.push(format!("GetChildren: {e}")),
+        }
+        node
+    })
+}
+
+async fn describe(conn: &zbus::Connection, bus: &str, path: &str) -> DumpNode {
+    let mut errors = Vec::new();
+    let mut note = |what: &str, e: zbus::Error| errors.push(format!("{what}: {e}"));
+    let role = call::<String>(conn, bus, path, ACCESSIBLE, "GetRoleName", &())
+        .await
+        .unwrap_or_else(|e| {
+            note("GetRoleName", e);
+            String::new()
+        });
+    let name = string_property(conn, bus, path, "Name")
+        .await
+        .unwrap_or_else(|e| {
+            note("Name", e);
+            String::new()
+        });
+    let description = string_property(conn, bus, path, "Description")
+        .await
+        .unwrap_or_default();
+    let states = match call::<Vec<u32>>(conn, bus, path, ACCESSIBLE, "GetState", &()).await {
+        Ok(bits) => state_names(&bits),
+        Err(e) => {
+            note("GetState", e);
+            Vec::new()
+        }
+    };
+    let mut interfaces = call::<Vec<String>>(conn, bus, path, ACCESSIBLE, "GetInterfaces", &())
+        .await
+        .unwrap_or_default();
+    interfaces.sort();
+    let has = |short: &str| {
+        interfaces
+            .iter()
+            .any(|i| i.strip_prefix("org.a11y.atspi.") == Some(short))
+    };
+    let text = if has("Text") {
+        text_of(conn, bus, path).await
+    } else {
+        None
+    };
+    let caret = if has("Text") {
+        int_property(conn, bus, path, "org.a11y.atspi.Text", "CaretOffset").await
+    } else {
+        None
+    };
+    let actions = if has("Action") {
+        actions_of(conn, bus, path).await
+    } else {
+        Vec::new()
+    };
+    let value = if has("Value") {
+        double_property(conn, bus, path, "org.a11y.atspi.Value", "CurrentValue").await
+    } else {
+        None
+    };
+    let extents = if has("Component") {
+        call::<(i32, i32, i32, i32)>(
+            conn,
+            bus,
+            path,
+            "org.a11y.atspi.Component",
+            "GetExtents",
+            &(0u32,),
+        )
+        .await
+        .ok()
+    } else {
+        None
+    };
+    let relations = relations_of(conn, bus, path).await;
+    DumpNode {
+        role,
+        name,
+        description,
+        states,
+        interfaces,
+        text,
+        caret,
+        actions,
+        value,
+        extents,
+        relations,
+        errors,
+        children: Vec::new(),
+    }
+}
+
+async fn call<T>(
+    conn: &zbus::Connection,
+    bus: &str,
+    path: &str,
+    iface: &str,
+    member: &str,
+    body: &(impl serde::Serialize + zbus::zvariant::DynamicType),
+) -> zbus::Result<T>
+where
+    T: serde::de::DeserializeOwned + zbus::zvariant::Type,
+{
+    let reply = conn
+        .call_method(Some(bus), path, Some(iface), member, body)
+        .await?;
+    reply.body().deserialize::<T>()
+}
+
+async fn property(
+    conn: &zbus::Connection,
+    bus: &str,
+    path: &str,
+    iface: &str,
+    name: &str,
+) -> zbus::Result<OwnedValue> {
+    call::<OwnedValue>(
+        conn,
+        bus,
+        path,
+        "org.freedesktop.DBus.Properties",
+        "Get",
+        &(iface, name),
+    )
+    .await
+}
+
+async fn string_property(
+    conn: &zbus::Connection,
+    bus: &str,
+    path: &str,
+    name: &str,
+) -> zbus::Result<String> {
+    let value = property(conn, bus, path, ACCESSIBLE, name).await?;
+    String::try_from(value).map_err(zbus::Error::Variant)
+}
+
+async fn int_property(
+    conn: &zbus::Connection,
+    bus: &str,
+    path: &str,
+    iface: &str,
+    name: &str,
+) -> Option<i32> {
+    property(conn, bus, path, iface, name)
+        .await
+        .ok()
+        .and_then(|v| i32::try_from(v).ok())
+}
+
+async fn double_property(
+    conn: &zbus::Connection,
+    bus: &str,
+    path: &str,
+    iface: &str,
+    name: &str,
+) -> Option<f64> {
+    property(conn, bus, path, iface, name)
+        .await
+        .ok()
+        .and_then(|v| f64::try_from(v).ok())
+}
+
+async fn children(conn: &zbus::Connection, bus: &str, path: &str) -> zbus::Result<Vec<ObjectRef>> {
+    call::<Vec<ObjectRef>>(conn, bus, path, ACCESSIBLE, "GetChildren", &()).await
+}
+
+async fn text_of(conn: &zbus::Connection, bus: &str, path: &str) -> Option<String> {
+    call::<String>(
+        conn,
+        bus,
+        path,
+        "org.a11y.atspi.Text",
+        "GetText",
+        &(0i32, -1i32),
+    )
+    .await
+    .ok()
+}
+
+async fn actions_of(conn: &zbus::Connection, bus: &str, path: &str) -> Vec<String> {
+    call::<Vec<(String, String, String)>>(
+        conn,
+        bus,
+        path,
+        "org.a11y.atspi.Action",
+        "GetActions",
+        &(),
+    )
+    .await
+    .map(|actions| actions.into_iter().map(|(name, _, _)| name).collect())
+    .unwrap_or_default()
+}
+
+async fn relations_of(conn: &zbus::Connection, bus: &str, path: &str) -> Vec<String> {
+    let Ok(relations) =
+        call::<Vec<(u32, Vec<ObjectRef>)>>(conn, bus, path, ACCESSIBLE, "GetRelationSet", &())
+            .await
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (kind, targets) in relations {
+        for (target_bus, target_path) in targets {
+            let target = string_property(conn, &target_bus, target_path.as_str(), "Name")
+                .await
+                .unwrap_or_default();
+            out.push(format!(
+                "{} \u{2192} \u{201c}{target}\u{201d}",
+                relation_name(kind)
+            ));
+        }
+    }
+    out
+}
+
+fn relation_name(kind: u32) -> String {
+    const NAMES: [&str; 24] = [
+        "null",
+        "label-for",
+        "labelled-by",
+        "controller-for",
+        "controlled-by",
+        "member-of",
+        "tooltip-for",
+        "node-child-of",
+        "node-parent-of",
+        "extended",
+        "flows-to",
+        "flows-from",
+        "subwindow-of",
+        "embeds",
+        "embedded-by",
+        "popup-for",
+        "parent-window-of",
+        "description-for",
+        "described-by",
+        "details",
+        "details-for",
+        "error-message",
+        "error-for",
+        "last-defined",
+    ];
+    NAMES
+        .get(kind as usize)
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| format!("relation-{kind}"))
+}
+
+/// AT-SPI state nicks by bit number (atspi-constants.h).
+const STATE_NICKS: [&str; 44] = [
+    "invalid",
+    "active",
+    "armed",
+    "busy",
+    "checked",
+    "collapsed",
+    "defunct",
+    "editable",
+    "enabled",
+    "expandable",
+    "expanded",
+    "focusable",
+    "focused",
+    "has-tooltip",
+    "horizontal",
+    "iconified",
+    "modal",
+    "multi-line",
+    "multiselectable",
+    "opaque",
+    "pressed",
+    "resizable",
+    "selectable",
+    "selected",
+    "sensitive",
+    "showing",
+    "single-line",
+    "stale",
+    "transient",
+    "vertical",
+    "visible",
+    "manages-descendants",
+    "indeterminate",
+    "required",
+    "truncated",
+    "animated",
+    "invalid-entry",
+    "supports-autocompletion",
+    "selectable-text",
+    "is-default",
+    "visited",
+    "checkable",
+    "has-popup",
+    "read-only",
+];
+
+fn state_names(bits: &[u32]) -> Vec<String> {
+    let mut names = Vec::new();
+    for (word_index, word) in bits.iter().enumerate().take(2) {
+        for bit in 0..32 {
+            if word & (1 << bit) != 0 {
+                let index = word_index * 32 + bit;
+                names.push(
+                    STATE_NICKS
+                        .get(index)
+                        .map(|n| n.to_string())
+                        .unwrap_or_else(|| format!("state-{index}")),
+                );
+            }
+        }
+    }
+    names
+}
+
+/// Renders a tree as indented text, one object per line.
+pub fn to_text(node: &DumpNode) -> String {
+    let mut out = String::new();
+    write_text(node, 0, &mut out);
+    out
+}
+
+fn write_text(node: &DumpNode, depth: usize, out: &mut String) {
+    let indent = "  ".repeat(depth);
+    let _ = write!(out, "{indent}{} \u{201c}{}\u{201d}", node.role, node.name);
+    if !node.states.is_empty() {
+        let _ = write!(out, " [{}]", node.states.join(", "));
+    }
+    let mut details: BTreeMap<&str, String> = BTreeMap::new();
+    if let Some(text) = &node.text {
+        details.insert("text", format!("{text:?}"));
+    }
+    if let Some(caret) = node.caret.filter(|c| *c >= 0) {
+        details.insert("caret", caret.to_string());
+    }
+    if let Some(value) = node.value {
+        details.insert("value", value.to_string());
+    }
+    if !node.actions.is_empty() {
+        details.insert("actions", node.actions.join("/"));
+    }
+    for (key, value) in details {
+        let _ = write!(out, " {key}={value}");
+    }
+    out.push('\n');
+    for relation in &node.relations {
+        let _ = writeln!(out, "{indent}    {relation}");
+    }
+    for error in &node.errors {
+        let _ = writeln!(out, "{indent}    error: {error}");
+    }
+    for child in &node.children {
+        write_text(child, depth + 1, out);
+    }
+}
+
+/// `dump [APP]`: prints the chosen applications' trees.
+pub fn run(args: crate::cli::DumpArgs) -> Result<(), Box<dyn std::error::Error>> {
+    async_io::block_on(async {
+        let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
+            Some(address) => address,
+            None => crate::a11y_bus::find_address().await?,
+        };
+        let conn = crate::a11y_bus::connect(&address).await?;
+        let apps = select_apps(applications(&conn).await?, args.app.as_deref())?;
+        let limits = WalkLimits {
+            max_depth: args.max_depth,
+            max_nodes: args.max_nodes,
+        };
+        let mut trees = Vec::new();
+        for (bus, _) in &apps {
+            trees.push(walk_application(&conn, bus, limits).await);
+        }
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&trees)?);
+        } else {
+            for tree in &trees {
+                print!("{}", to_text(tree));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Picks the applications named `wanted`: an exact name match, else the one
+/// application whose name contains it.
+pub fn select_apps(
+    apps: Vec<(String, String)>,
+    wanted: Option<&str>,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(wanted) = wanted else {
+        return Ok(apps);
+    };
+    let exact: Vec<_> = apps
+        .iter()
+        .filter(|(_, name)| name == wanted)
+        .cloned()
+        .collect();
+    if !exact.is_empty() {
+        return Ok(exact);
+    }
+    let partial: Vec<_> = apps
+        .iter()
+        .filter(|(_, name)| name.contains(wanted))
+        .cloned()
+        .collect();
+    match partial.len() {
+        1 => Ok(partial),
+        0 => {
+            let names: Vec<_> = apps
+                .iter()
+                .map(|(_, n)| format!("\u{201c}{n}\u{201d}"))
+                .collect();
+            Err(format!(
+                "no application named \u{201c}{wanted}\u{201d}; the desktop has: {}",
+                names.join(", ")
+            ))
+        }
+        _ => Err(format!(
+            "\u{201c}{wanted}\u{201d} matches several applications; give the full name"
+        )),
+    }
+}

@@ -1,0 +1,360 @@
+//! The thin IO shell around `ReceiverSession`: one task per sender
+//! connection (socket or stdio) feeding bytes to the sans-IO session and
+//! acting on its events, plus the `replay` subcommand.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_io::Async;
+use futures::{AsyncReadExt, AsyncWriteExt};
+use newton_cache::RejectError;
+use newton_push_protocol::{
+    encode_bridge_payload, encode_frame, AppInfo, BridgeMessage, Encoding, ReceiverConfig,
+    ReceiverEvent, ReceiverSession, SurfaceId,
+};
+use tracing::{debug, info, warn};
+
+use crate::app::BridgedApp;
+use crate::cli::ReplayArgs;
+use crate::daemon::Daemon;
+
+/// Frames queued towards one sender. A sender that stops reading fills it;
+/// further messages to it are dropped (logged) instead of growing memory.
+const OUTBOX_FRAMES: usize = 1024;
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Serves one sender connected on the socket.
+pub async fn serve_connection(daemon: Arc<Daemon>, stream: Async<UnixStream>, pid: Option<u32>) {
+    let stream = Arc::new(stream);
+    let (inbox_tx, inbox) = async_channel::bounded::<Vec<u8>>(16);
+    let (outbox, outbox_rx) = async_channel::bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    let reader = stream.clone();
+    daemon
+        .executor
+        .spawn(async move {
+            let mut buffer = vec![0u8; READ_CHUNK];
+            loop {
+                match (&*reader).read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if inbox_tx.send(buffer[..n].to_vec()).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        })
+        .detach();
+    let writer = stream.clone();
+    daemon
+        .executor
+        .spawn(async move {
+            while let Ok(frame) = outbox_rx.recv().await {
+                if (&*writer).write_all(&frame).await.is_err() {
+                    break;
+                }
+            }
+            let _ = writer.get_ref().shutdown(std::net::Shutdown::Both);
+        })
+        .detach();
+    run_session(daemon, inbox, outbox, pid).await;
+    let _ = stream.get_ref().shutdown(std::net::Shutdown::Read);
+}
+
+/// Serves one sender on stdin/stdout (`serve --stdio`).
+pub async fn serve_stdio(daemon: Arc<Daemon>) {
+    let (inbox_tx, inbox) = async_channel::bounded::<Vec<u8>>(16);
+    let (outbox, outbox_rx) = async_channel::bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    let spawned = std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buffer = vec![0u8; READ_CHUNK];
+            while let Ok(n) = stdin.read(&mut buffer) {
+                if n == 0 || inbox_tx.send_blocking(buffer[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+    let spawned_out = std::thread::Builder::new()
+        .name("stdout".into())
+        .spawn(move || {
+            let mut stdout = std::io::stdout().lock();
+            while let Ok(frame) = outbox_rx.recv_blocking() {
+                if stdout
+                    .write_all(&frame)
+                    .and_then(|_| stdout.flush())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    if spawned.is_err() || spawned_out.is_err() {
+        warn!("cannot start the stdio threads; --stdio disabled");
+        return;
+    }
+    run_session(daemon, inbox, outbox, None).await;
+}
+
+/// One sender's life: hello, surfaces, commits, facts, until it leaves.
+async fn run_session(
+    daemon: Arc<Daemon>,
+    inbox: async_channel::Receiver<Vec<u8>>,
+    outbox: async_channel::Sender<Vec<u8>>,
+    pid: Option<u32>,
+) {
+    let config = ReceiverConfig {
+        max_frame_bytes: daemon.max_frame_bytes,
+        ..ReceiverConfig::default()
+    };
+    let mut connection = Connection {
+        daemon,
+        session: ReceiverSession::new(config),
+        outbox,
+        app: None,
+        pid,
+    };
+    'read: while let Ok(bytes) = inbox.recv().await {
+        for event in connection.session.feed(&bytes) {
+            if !connection.handle(event).await {
+                break 'read;
+            }
+        }
+    }
+    connection.close().await;
+}
+
+struct Connection {
+    daemon: Arc<Daemon>,
+    session: ReceiverSession,
+    outbox: async_channel::Sender<Vec<u8>>,
+    app: Option<(u64, Arc<BridgedApp>)>,
+    pid: Option<u32>,
+}
+
+impl Connection {
+    /// Acts on one session event; false ends the connection.
+    async fn handle(&mut self, event: ReceiverEvent) -> bool {
+        match event {
+            ReceiverEvent::HelloAccepted {
+                app,
+                encoding,
+                welcome,
+            } => {
+                self.write(welcome);
+                return self.open_app(app, encoding).await;
+            }
+            ReceiverEvent::Fatal { error, reply } => {
+                warn!("sender violated the protocol: {error}");
+                self.write(reply);
+                return false;
+            }
+            ReceiverEvent::Goodbye => return false,
+            ReceiverEvent::SurfaceError(error) => {
+                warn!("{error:?}");
+                self.send(&error.to_rejected());
+            }
+            ReceiverEvent::Sync { serial } => self.send(&BridgeMessage::SyncDone { serial }),
+            other => self.handle_app_event(other).await,
+        }
+        true
+    }
+
+    async fn handle_app_event(&mut self, event: ReceiverEvent) {
+        let Some((_, app)) = self.app.clone() else {
+            return;
+        };
+        let (surface, serial, result) = match event {
+            ReceiverEvent::SurfaceCreated { surface, title } => {
+                let result = app.lock().replica.create_surface(surface, title);
+                if result.is_ok() {
+                    // Every AT-SPI client may query at any time: trees are always wanted.
+                    self.send(&BridgeMessage::UpdatesWanted { surface });
+                }
+                (surface, 0, result)
+            }
+            ReceiverEvent::Commit {
+                surface,
+                serial,
+                updates,
+                encoded_bytes,
+            } => (
+                surface,
+                serial,
+                app.commit(surface, updates, encoded_bytes).await,
+            ),
+            ReceiverEvent::Focus { surface } => (
+                surface.unwrap_or(SurfaceId(0)),
+                0,
+                app.set_focus(surface).await,
+            ),
+            ReceiverEvent::Geometry { surface, geometry } => (
+                surface,
+                0,
+                app.lock().replica.set_geometry(surface, geometry),
+            ),
+            ReceiverEvent::SurfaceDestroyed { surface } => {
+                (surface, 0, app.destroy_surface(surface).await)
+            }
+            _ => return,
+        };
+        if let Err(error) = result {
+            self.reject(&app, surface, serial, error);
+        }
+    }
+
+    fn reject(&self, app: &BridgedApp, surface: SurfaceId, serial: u64, error: RejectError) {
+        warn!(app = %app.info.name, "{error}");
+        self.send(&BridgeMessage::Rejected {
+            surface,
+            serial,
+            rule: error.rule.as_str().to_owned(),
+            reason: error.to_string(),
+            resync: false,
+        });
+    }
+
+    /// Connects the application to the bus and embeds it.
+    async fn open_app(&mut self, mut info: AppInfo, encoding: Encoding) -> bool {
+        if info.pid.is_none() {
+            info.pid = self.pid;
+        }
+        let (to_sender, from_app) = async_channel::bounded::<BridgeMessage>(OUTBOX_FRAMES);
+        let app = match BridgedApp::connect(
+            &self.daemon.a11y_address,
+            info,
+            self.daemon.limits,
+            to_sender,
+            self.daemon.listeners.clone(),
+        )
+        .await
+        {
+            Ok(app) => app,
+            Err(error) => {
+                warn!("{error}");
+                self.send(&BridgeMessage::Error {
+                    reason: error.to_string(),
+                });
+                return false;
+            }
+        };
+        self.daemon
+            .executor
+            .spawn(app.clone().serve_calls())
+            .detach();
+        self.daemon
+            .executor
+            .spawn(forward_to_sender(from_app, self.outbox.clone(), encoding))
+            .detach();
+        if let Err(error) = app.embed().await {
+            warn!(app = %app.info.name, "could not register with the AT-SPI registry: {error}");
+        }
+        info!(app = %app.info.name, app_id = %app.info.app_id, bus = %app.unique_name(), "application connected");
+        let key = self.daemon.add_app(app.clone());
+        self.app = Some((key, app));
+        true
+    }
+
+    fn send(&self, message: &BridgeMessage) {
+        match self.session.encode_bridge_message(message) {
+            Ok(frame) => self.write(frame),
+            Err(error) => warn!("cannot encode a message for the sender: {error}"),
+        }
+    }
+
+    fn write(&self, frame: Vec<u8>) {
+        if frame.is_empty() {
+            return;
+        }
+        if let Err(error) = self.outbox.try_send(frame) {
+            warn!("sender is not reading; message dropped ({error})");
+        }
+    }
+
+    async fn close(&mut self) {
+        if let Some((key, app)) = self.app.take() {
+            self.daemon.remove_app(key);
+            app.shut_down().await;
+        }
+        self.outbox.close();
+        debug!("sender connection closed");
+    }
+}
+
+/// Encodes the application's messages (actions) for the sender.
+async fn forward_to_sender(
+    from_app: async_channel::Receiver<BridgeMessage>,
+    outbox: async_channel::Sender<Vec<u8>>,
+    encoding: Encoding,
+) {
+    while let Ok(message) = from_app.recv().await {
+        let frame = encode_bridge_payload(&message, encoding)
+            .ok()
+            .and_then(|payload| encode_frame(&payload).ok());
+        match frame {
+            Some(frame) => {
+                if let Err(error) = outbox.try_send(frame) {
+                    warn!("sender is not reading; action dropped ({error})");
+                }
+            }
+            None => warn!("cannot encode a message for the sender"),
+        }
+    }
+}
+
+/// `replay FILE`: pushes a recorded stream into a running bridge.
+pub fn replay(args: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
+    use newton_producer::replay::{replay_into, ReplayOptions, Timing};
+    let path = match args.socket {
+        Some(path) => path,
+        None => newton_push_protocol::default_socket_path()?,
+    };
+    let lines = newton_producer::load_recording(&args.file)?;
+    let mut hello = lines
+        .first()
+        .and_then(|line| line.hello.clone())
+        .ok_or_else(|| format!("{}: the first line must be the hello", args.file.display()))?;
+    if args.postcard {
+        hello.encoding = Encoding::Postcard;
+    }
+    let sender = newton_producer::Sender::connect(&path, hello)?;
+    let options = ReplayOptions {
+        timing: if args.fast {
+            Timing::AsFastAsPossible
+        } else {
+            Timing::Recorded
+        },
+        wait_for_acks: Some(Duration::from_secs(60)),
+        encoding: None,
+        skip_goodbye: args.stay,
+    };
+    let summary = replay_into(&sender, &lines, options)?;
+    println!(
+        "replayed {} messages ({} commits) in {:.1} ms; {} rejected",
+        summary.messages_sent,
+        summary.commits,
+        summary.elapsed.as_secs_f64() * 1000.0,
+        summary.rejections.len()
+    );
+    for rejection in &summary.rejections {
+        println!(
+            "  surface {} commit {}: {} ({})",
+            rejection.surface.0, rejection.serial, rejection.rule, rejection.reason
+        );
+    }
+    if args.stay {
+        println!("staying connected; press Ctrl+C to remove the application");
+        let mut signals =
+            async_signal::Signals::new([async_signal::Signal::Term, async_signal::Signal::Int])?;
+        async_io::block_on(futures::StreamExt::next(&mut signals));
+    }
+    drop(sender);
+    if summary.rejections.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} commit(s) were rejected", summary.rejections.len()).into())
+    }
+}
