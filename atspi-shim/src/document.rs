@@ -15,12 +15,13 @@
 //!   and a call routes one action); its start and end must be the same text
 //!   node of this surface, else the reply is `false`.
 
-use accesskit::{Action, ActionData, NodeId, Role, TreeId};
+use accesskit::{Action, ActionData, Role};
 use accesskit_consumer::NodeRef;
 use std::collections::BTreeMap;
-use zvariant::{OwnedObjectPath, OwnedValue};
+use zvariant::OwnedValue;
 
-use crate::hypertext::{object_ref, parse_object_path, ObjectRef};
+use crate::hypertext::{node_of, object_ref};
+use crate::paths::ObjectRef;
 use crate::reply::{args, method_return};
 use crate::text::{action_on, to_i32, Env, TextModel};
 use crate::{CallError, Handled, NodeCtx};
@@ -163,30 +164,15 @@ fn set_text_selections(
     document: &NodeRef,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    let selections = args::<(
-        Vec<(
-            (String, OwnedObjectPath),
-            i32,
-            (String, OwnedObjectPath),
-            i32,
-            bool,
-        )>,
-    )>(call)?
-    .0;
+    let (selections,) = args::<(Vec<WireSelection>,)>(call)?;
     let action =
         selections
             .first()
             .and_then(|(start_obj, start, end_obj, end, start_is_active)| {
-                if start_obj.1 != end_obj.1 || !names_this_app(env, &start_obj.0) {
+                if start_obj != end_obj {
                     return None;
                 }
-                let (surface, id) = parse_object_path(start_obj.1.as_str())?;
-                if surface != env.surface {
-                    return None;
-                }
-                let node = document
-                    .tree_state
-                    .node_by_tree_local_id(NodeId(id.0), TreeId::ROOT)?;
+                let node = node_of(env, document, start_obj)?;
                 if !node.supports_text_ranges() {
                     return None;
                 }
@@ -210,16 +196,12 @@ fn set_text_selections(
     })
 }
 
-/// Clients may leave the bus name empty for objects of the app they call.
-fn names_this_app(env: &Env, bus_name: &str) -> bool {
-    bus_name.is_empty() || bus_name == env.unique_name
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::text::tests::{body, chars, message, node, run, tree, ENV};
-    use accesskit::{Node, TextPosition, TextSelection};
+    use accesskit::{Node, NodeId, TextPosition, TextSelection};
+    use zvariant::OwnedObjectPath;
 
     fn web_page(selected: bool) -> accesskit_consumer::Tree {
         let mut root = Node::new(Role::RootWebArea);

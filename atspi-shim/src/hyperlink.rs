@@ -8,7 +8,8 @@
 use accesskit_consumer::NodeRef;
 use zvariant::OwnedValue;
 
-use crate::hypertext::{is_link, links, null_ref, object_ref};
+use crate::hypertext::{is_link, links, object_ref};
+use crate::paths::null_ref;
 use crate::reply::{args, method_return};
 use crate::text::{to_i32, Env, TextModel};
 use crate::{CallError, Handled, NodeCtx};

@@ -9,14 +9,15 @@
 //! Advertised on text-bearing nodes (`supports_text_ranges`) with at least
 //! one link-role node among the ancestors of their runs.
 //!
-//! Object references use [`object_path`], the `<surface>_<node>` scheme of
-//! the dispatcher's `paths` module, kept local so this file compiles on its
-//! own; swap in `paths::node_ref` when convenient.
+//! Object references are the dispatcher's `<surface>_<node>` paths
+//! (`paths.rs`).
 
-use accesskit::{NodeId, Role};
+use accesskit::{Role, TreeId};
 use accesskit_consumer::NodeRef;
-use newton_push_protocol::SurfaceId;
-use zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};
+use zvariant::OwnedValue;
+
+use crate::context::local_id;
+use crate::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
 use crate::reply::{args, method_return};
 use crate::text::{to_i32, Env, TextModel};
@@ -26,46 +27,27 @@ pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hypertext";
 /// Property names, for `GetAll` and introspection.
 pub(crate) const PROPERTIES: &[&str] = &[];
 
-const NODE_PREFIX: &str = "/org/a11y/atspi/accessible/";
-const NULL_PATH: &str = "/org/a11y/atspi/null";
-
-/// An AT-SPI object reference `(so)`.
-pub(crate) type ObjectRef = (String, OwnedObjectPath);
-
-/// `/org/a11y/atspi/accessible/<surface>_<node>`, as `paths::node_path`.
-pub(crate) fn object_path(surface: SurfaceId, node: NodeId) -> String {
-    format!("{NODE_PREFIX}{}_{}", surface.0, node.0)
-}
-
 /// `(unique name, path)` of a node of this surface.
 pub(crate) fn object_ref(env: &Env, node: &NodeRef) -> ObjectRef {
-    let path = object_path(env.surface, node.locate().0);
-    let path = ObjectPath::try_from(path).map_or_else(|_| null_path(), OwnedObjectPath::from);
-    (env.unique_name.to_string(), path)
+    paths::node_ref(env.unique_name, env.surface, local_id(node))
 }
 
-fn null_path() -> OwnedObjectPath {
-    OwnedObjectPath::from(ObjectPath::from_static_str_unchecked(NULL_PATH))
-}
-
-/// The null reference `("", "/org/a11y/atspi/null")`.
-pub(crate) fn null_ref() -> ObjectRef {
-    (String::new(), null_path())
-}
-
-/// The node a `<surface>_<node>` path names, if it is canonical.
-pub(crate) fn parse_object_path(path: &str) -> Option<(SurfaceId, NodeId)> {
-    let rest = path.strip_prefix(NODE_PREFIX)?;
-    let (surface, node) = rest.split_once('_')?;
-    let canonical = |text: &str| {
-        !text.is_empty()
-            && text.bytes().all(|b| b.is_ascii_digit())
-            && (text == "0" || !text.starts_with('0'))
-    };
-    if !canonical(surface) || !canonical(node) {
+/// The node of this surface a `(so)` reference names, if it is one.
+pub(crate) fn node_of<'a>(
+    env: &Env,
+    context: &NodeRef<'a>,
+    reference: &ObjectRef,
+) -> Option<NodeRef<'a>> {
+    // Clients may leave the bus name empty for objects of the app they call.
+    if !reference.0.is_empty() && reference.0 != env.unique_name {
         return None;
     }
-    Some((SurfaceId(surface.parse().ok()?), NodeId(node.parse().ok()?)))
+    match paths::parse(reference.1.as_str())? {
+        ObjectAddress::Node { surface, node } if surface == env.surface => {
+            context.tree_state.node_by_tree_local_id(node, TreeId::ROOT)
+        }
+        _ => None,
+    }
 }
 
 /// Roles AccessKit treats as links.
@@ -186,7 +168,9 @@ pub(crate) fn handle(
 pub(crate) mod tests {
     use super::*;
     use crate::text::tests::{body, chars, message, node, run, tree, ENV};
-    use accesskit::Node;
+    use accesskit::{Node, NodeId};
+    use newton_push_protocol::SurfaceId;
+    use zvariant::OwnedObjectPath;
 
     /// Window → Label "Go to example now, or see docs." with two links:
     /// "example" (one run) and "see docs" (two runs).
@@ -255,23 +239,25 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn object_paths_round_trip() {
+    fn references_resolve_to_nodes_of_this_surface_only() {
+        let tree = paragraph();
+        let label = node(&tree, 1);
+        let link = object_ref(&ENV, &node(&tree, 3));
         assert_eq!(
-            object_path(SurfaceId(7), NodeId(3)),
-            "/org/a11y/atspi/accessible/7_3"
+            node_of(&ENV, &label, &link).map(|n| local_id(&n)),
+            Some(NodeId(3))
         );
+        let anonymous = (String::new(), link.1.clone());
         assert_eq!(
-            parse_object_path("/org/a11y/atspi/accessible/7_3"),
-            Some((SurfaceId(7), NodeId(3)))
+            node_of(&ENV, &label, &anonymous).map(|n| local_id(&n)),
+            Some(NodeId(3))
         );
-        for bad in [
-            "/org/a11y/atspi/accessible/root",
-            "/org/a11y/atspi/accessible/07_3",
-            "/x/7_3",
-            "/org/a11y/atspi/accessible/7_-3",
-            "/org/a11y/atspi/accessible/99999999999_3",
-        ] {
-            assert_eq!(parse_object_path(bad), None, "{bad}");
-        }
+        let other_app = (":1.99".to_string(), link.1.clone());
+        assert!(node_of(&ENV, &label, &other_app).is_none());
+        let other_surface = paths::node_ref(":1.42", SurfaceId(8), NodeId(3));
+        assert!(node_of(&ENV, &label, &other_surface).is_none());
+        let missing = paths::node_ref(":1.42", SurfaceId(7), NodeId(99));
+        assert!(node_of(&ENV, &label, &missing).is_none());
+        assert!(node_of(&ENV, &label, &paths::root_ref(":1.42")).is_none());
     }
 }

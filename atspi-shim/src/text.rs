@@ -375,41 +375,43 @@ pub(crate) fn to_i32(value: usize) -> i32 {
 // ---------------------------------------------------------------------------
 // Coordinates
 
-/// Surface-relative rect → `(x, y, w, h)` in the client's coordinate type.
-/// WINDOW is screen minus the surface origin (so the compositor scale
-/// applies to both); PARENT is relative to the text node's parent.
+/// Surface-relative rect → `(x, y, w, h)` in the client's coordinate type,
+/// with Component's conventions (component.rs): SCREEN applies the
+/// compositor's origin and scale, WINDOW is the surface-relative box, PARENT
+/// is relative to the parent's box (the window for a tree root).
 fn to_client(env: &Env, node: &NodeRef, rect: Rect, coord: CoordType) -> (i32, i32, i32, i32) {
-    let screen = coords::surface_to_screen(rect, &env.geometry);
-    let (ox, oy) = client_origin(env, node, coord);
-    coords::to_xywh(Rect {
-        x0: screen.x0 - ox,
-        y0: screen.y0 - oy,
-        x1: screen.x1 - ox,
-        y1: screen.y1 - oy,
-    })
+    let rect = match coord {
+        CoordType::Screen => coords::surface_to_screen(rect, &env.geometry),
+        CoordType::Window => rect,
+        CoordType::Parent => {
+            let (x, y) = parent_origin(node);
+            Rect::new(rect.x0 - x, rect.y0 - y, rect.x1 - x, rect.y1 - y)
+        }
+    };
+    coords::to_xywh(rect)
 }
 
 /// A client point → surface-relative coordinates.
 fn from_client(env: &Env, node: &NodeRef, x: i32, y: i32, coord: CoordType) -> (f64, f64) {
-    let (ox, oy) = client_origin(env, node, coord);
-    coords::screen_to_surface(f64::from(x) + ox, f64::from(y) + oy, &env.geometry)
+    let (x, y) = (f64::from(x), f64::from(y));
+    match coord {
+        CoordType::Screen => coords::screen_to_surface(x, y, &env.geometry),
+        CoordType::Window => (x, y),
+        CoordType::Parent => {
+            let (px, py) = parent_origin(node);
+            (x + px, y + py)
+        }
+    }
 }
 
-/// The client coordinate system's origin, in screen coordinates.
-fn client_origin(env: &Env, node: &NodeRef, coord: CoordType) -> (f64, f64) {
-    let window = (f64::from(env.geometry.x), f64::from(env.geometry.y));
-    match coord {
-        CoordType::Screen => (0.0, 0.0),
-        CoordType::Window => window,
-        CoordType::Parent => node
-            .parent()
-            .and_then(|parent| parent.bounding_box())
-            .map(|bounds| {
-                let screen = coords::surface_to_screen(bounds, &env.geometry);
-                (screen.x0, screen.y0)
-            })
-            .unwrap_or(window),
+/// The origin of PARENT coordinates, surface-relative.
+fn parent_origin(node: &NodeRef) -> (f64, f64) {
+    if node.is_root() {
+        return (0.0, 0.0);
     }
+    node.parent()
+        .and_then(|parent| parent.bounding_box())
+        .map_or((0.0, 0.0), |bounds| (bounds.x0, bounds.y0))
 }
 
 // ---------------------------------------------------------------------------
@@ -593,6 +595,8 @@ pub(crate) struct TextModel<'a> {
     pub text: String,
     /// Byte index of every code point, followed by `text.len()`.
     bytes: Vec<usize>,
+    /// The code points of `text`, for boundary scans.
+    chars: Vec<char>,
     /// Empty for the plain-string backend.
     pub runs: Vec<Run<'a>>,
     /// Word starts the producer supplied; `None` when no run has any.
@@ -685,6 +689,7 @@ impl<'a> TextModel<'a> {
         bytes.push(text.len());
         TextModel {
             root,
+            chars: text.chars().collect(),
             text,
             bytes,
             runs: Vec::new(),
@@ -703,6 +708,7 @@ impl<'a> TextModel<'a> {
             root,
             text: String::new(),
             bytes: Vec::new(),
+            chars: Vec::new(),
             runs: Vec::with_capacity(pieces.len()),
             producer_words: None,
             run_line_starts: Vec::new(),
@@ -738,10 +744,12 @@ impl<'a> TextModel<'a> {
             if masked {
                 self.bytes.push(self.text.len());
                 self.text.push(MASK);
+                self.chars.push(MASK);
             } else {
                 for c in cluster.chars() {
                     self.bytes.push(self.text.len());
                     self.text.push(c);
+                    self.chars.push(c);
                 }
             }
         }
@@ -771,8 +779,8 @@ impl<'a> TextModel<'a> {
             .unwrap_or_default()
     }
 
-    fn chars(&self) -> Vec<char> {
-        self.text.chars().collect()
+    fn chars(&self) -> &[char] {
+        &self.chars
     }
 
     /// atk's `get_text`: `end == -1` means the end; a negative start, an
@@ -794,9 +802,7 @@ impl<'a> TextModel<'a> {
     }
 
     pub(crate) fn char_at(&self, offset: i32) -> Option<char> {
-        let offset = usize::try_from(offset).ok()?;
-        let start = *self.bytes.get(offset)?;
-        self.text.get(start..)?.chars().next()
+        self.chars.get(usize::try_from(offset).ok()?).copied()
     }
 
     /// One Get*Offset answer: `(text, start, end)`, `("", -1, -1)` for an
@@ -1956,6 +1962,37 @@ pub(crate) mod tests {
         );
         assert_eq!(body::<i32>(&ask(n, "GetOffsetAtPoint", &(25, 25, 1u32))), 1);
         assert_eq!(body::<i32>(&ask(n, "GetOffsetAtPoint", &(0, 0, 0u32))), -1);
+    }
+
+    #[test]
+    fn extents_follow_component_conventions_when_scaled() {
+        let tree = multilingual();
+        let n = node(&tree, 0);
+        let scaled = Env {
+            geometry: Geometry {
+                scale: 2.0,
+                ..GEOMETRY
+            },
+            ..ENV
+        };
+        let ask = |member: &str, args: &(i32, u32)| -> (i32, i32, i32, i32) {
+            body(&handle(&scaled, n, member, &message(INTERFACE, member, args)).unwrap())
+        };
+        // Surface box of "é": x 20..30, y 20..40.
+        assert_eq!(ask("GetCharacterExtents", &(1, 1)), (20, 20, 10, 20));
+        assert_eq!(ask("GetCharacterExtents", &(1, 0)), (140, 90, 20, 40));
+        // The root text input's PARENT is the window itself.
+        assert_eq!(ask("GetCharacterExtents", &(1, 2)), (20, 20, 10, 20));
+        let offset: i32 = body(
+            &handle(
+                &scaled,
+                n,
+                "GetOffsetAtPoint",
+                &message(INTERFACE, "GetOffsetAtPoint", &(145, 95, 0u32)),
+            )
+            .unwrap(),
+        );
+        assert_eq!(offset, 1);
     }
 
     #[test]
