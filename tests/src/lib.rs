@@ -11,8 +11,10 @@
 //! target dir and profile), or at `$NEWTON_BRIDGE_BIN`. Build it first with
 //! `cargo build -p newton-atspi-bridge` (scripts/test.sh builds the whole workspace first).
 
+mod bridge;
 mod bus;
 mod error;
+mod golden;
 mod lock;
 mod orca;
 mod paths;
@@ -20,8 +22,10 @@ mod process;
 mod session;
 mod wait;
 
+pub use bridge::{fixture, Bridge, Replay};
 pub use bus::BusClient;
 pub use error::{HarnessError, Result};
+pub use golden::{check_golden, first_difference, golden_path};
 pub use lock::OrcaLock;
 pub use orca::{extract_speech, Orca, OrcaSpeech};
 pub use paths::{bridge_binary, py_script, python, workspace_root};
