@@ -185,17 +185,59 @@ impl BridgedApp {
     }
 
     /// Applies one commit and emits its events; a rejection is returned for
-    /// the sender and leaves the replica as it was.
+    /// the sender and leaves the replica as it was. A full tree is validated
+    /// and built off the lock (and off the executor threads), so queries keep
+    /// being answered from the previous state while a big tree attaches.
     pub async fn commit(
         &self,
         surface: SurfaceId,
         updates: Vec<accesskit::TreeUpdate>,
         bytes: usize,
     ) -> Result<(), RejectError> {
-        let changes = self.lock().replica.commit(surface, updates, bytes)?;
+        let changes = if self.is_full_replacement(surface, &updates) {
+            let limits = *self.lock().replica.limits();
+            let prepared = blocking::unblock(move || {
+                newton_cache::app::prepare_full_tree(&limits, surface, updates, bytes)
+            })
+            .await;
+            let mut state = self.lock();
+            match prepared {
+                Ok(prepared) => state.replica.install(prepared)?,
+                Err(error) => {
+                    state.replica.note_rejected(surface);
+                    return Err(error);
+                }
+            }
+        } else {
+            self.lock().replica.commit(surface, updates, bytes)?
+        };
         let signals = self.events_for(std::slice::from_ref(&changes));
         self.emit(signals).await;
         Ok(())
+    }
+
+    /// Whether this commit replaces the surface's whole tree (see the cache's
+    /// "Full replacement" rule): only then is it built off the lock.
+    fn is_full_replacement(&self, surface: SurfaceId, updates: &[accesskit::TreeUpdate]) -> bool {
+        let Some(info) = updates.first().and_then(|u| u.tree.as_ref()) else {
+            return false;
+        };
+        let state = self.lock();
+        let Some(s) = state.replica.surface(surface) else {
+            return false;
+        };
+        match s.tree() {
+            None => true,
+            Some(tree) => s.awaiting_resync() || tree.state().root().locate().0 != info.root,
+        }
+    }
+
+    /// Whether the sender must resend a full tree for the surface.
+    pub fn needs_resync(&self, surface: SurfaceId) -> bool {
+        self.lock()
+            .replica
+            .surface(surface)
+            .is_some_and(|s| s.awaiting_resync())
     }
 
     /// The compositor moved keyboard focus to `surface` (or away from this app).

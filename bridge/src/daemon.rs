@@ -67,8 +67,23 @@ pub fn run_until(
     stop: Option<async_channel::Receiver<()>>,
 ) -> Result<(), Box<dyn Error>> {
     let executor = Arc::new(Executor::new());
-    async_io::block_on(executor.run(serve(args, executor.clone(), stop)))
+    // Extra threads run the same executor so that one application's heavy
+    // work (a large commit, a big GetItems) never delays another's answers.
+    let (workers_done, workers_stop) = async_channel::bounded::<()>(1);
+    for index in 0..EXTRA_WORKER_THREADS {
+        let executor = executor.clone();
+        let stop = workers_stop.clone();
+        std::thread::Builder::new()
+            .name(format!("bridge-worker-{index}"))
+            .spawn(move || async_io::block_on(executor.run(stop.recv())))?;
+    }
+    let result = async_io::block_on(executor.run(serve(args, executor.clone(), stop)));
+    workers_done.close();
+    result
 }
+
+/// Worker threads besides the main one.
+const EXTRA_WORKER_THREADS: usize = 2;
 
 async fn serve(
     args: ServeArgs,

@@ -213,7 +213,7 @@ impl Connection {
             serial,
             rule: error.rule.as_str().to_owned(),
             reason: error.to_string(),
-            resync: false,
+            resync: app.needs_resync(surface),
         });
     }
 
