@@ -447,6 +447,13 @@ impl AppReplica {
         plan_commit(&cx, Some(s), updates)
     }
 
+    /// Records a commit rejected outside [`AppReplica::commit`] (a
+    /// [`prepare_full_tree`] that failed): counts it and marks the surface
+    /// as awaiting a resync.
+    pub fn note_rejected(&mut self, surface: SurfaceId) {
+        self.note_rejection(surface);
+    }
+
     fn note_rejection(&mut self, surface: SurfaceId) {
         self.commits_rejected += 1;
         if let Some(s) = self.surfaces.get_mut(&surface) {
