@@ -47,6 +47,44 @@ impl Harness {
         harness
     }
 
+    /// A replica with one focused surface 1 at (100, 50) holding `tree`.
+    pub fn custom(tree: TreeUpdate) -> Self {
+        let mut harness = Harness {
+            replica: AppReplica::new(Limits::default()),
+            info: AppInfo {
+                app_id: "org.newton.tests".to_owned(),
+                name: "Shim tests".to_owned(),
+                pid: None,
+                toolkit_name: Some("Newton".to_owned()),
+                toolkit_version: Some("1.0".to_owned()),
+            },
+            app_id: 0,
+            pending: BTreeMap::new(),
+            rest: VecDeque::new(),
+        };
+        let surface = SurfaceId(1);
+        harness.apply(SenderMessage::CreateSurface {
+            surface,
+            title: Some("Custom".to_owned()),
+        });
+        harness.apply(SenderMessage::Focus {
+            surface: Some(surface),
+        });
+        let geometry = newton_push_protocol::Geometry {
+            x: 100,
+            y: 50,
+            width: 800,
+            height: 600,
+            scale: 1.0,
+        };
+        harness.apply(SenderMessage::Geometry { surface, geometry });
+        harness
+            .replica
+            .commit(surface, vec![tree], 0)
+            .expect("tree accepted");
+        harness
+    }
+
     /// The `basic` fixture after its first frame.
     pub fn basic() -> Self {
         Self::from_stream(newton_fixtures::basic(), 1)
@@ -196,6 +234,35 @@ impl Harness {
             .ok()
             .expect("property has the expected type")
     }
+}
+
+/// A full tree: `nodes[0]` is the root.
+pub fn full_tree(
+    nodes: Vec<(accesskit::NodeId, accesskit::Node)>,
+    focus: accesskit::NodeId,
+) -> TreeUpdate {
+    let root = nodes.first().map(|(id, _)| *id).expect("a root");
+    TreeUpdate {
+        nodes,
+        tree: Some(accesskit::TreeInfo::new(root)),
+        tree_id: accesskit::TreeId::ROOT,
+        focus,
+    }
+}
+
+/// A node with a role, an optional label and bounds.
+pub fn make(
+    role: accesskit::Role,
+    label: Option<&str>,
+    bounds: (f64, f64, f64, f64),
+) -> accesskit::Node {
+    let mut node = accesskit::Node::new(role);
+    if let Some(label) = label {
+        node.set_label(label);
+    }
+    let (x, y, w, h) = bounds;
+    node.set_bounds(accesskit::Rect::new(x, y, x + w, y + h));
+    node
 }
 
 /// A method call as a client would send it.

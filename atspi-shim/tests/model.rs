@@ -1,0 +1,293 @@
+//! The exposed object model and interfaces on hand-built trees.
+
+mod common;
+
+use std::collections::HashMap;
+
+use accesskit::{Action, ActionData, CustomAction, NodeId, Role, Toggled};
+use atspi_common::{State, StateSet};
+use common::*;
+
+const WINDOW: NodeId = NodeId(1);
+
+/// Window [label "Name:" (10), panel (11) [input (12)], hidden button (13), button (14)].
+fn form() -> Harness {
+    let mut window = make(Role::Window, Some("Form"), (0.0, 0.0, 800.0, 600.0));
+    window.set_children(vec![NodeId(10), NodeId(11), NodeId(13), NodeId(14)]);
+    window.set_language("fr-CA");
+    window.add_child_action(Action::Focus);
+    let mut label = make(Role::Label, None, (10.0, 10.0, 60.0, 20.0));
+    label.set_value("Name:");
+    let mut panel = make(Role::GenericContainer, None, (80.0, 10.0, 300.0, 40.0));
+    panel.set_children(vec![NodeId(12)]);
+    let mut input = make(Role::TextInput, None, (90.0, 15.0, 200.0, 30.0));
+    input.set_labelled_by(vec![NodeId(10)]);
+    input.set_described_by(vec![NodeId(14)]);
+    input.set_error_message(NodeId(10));
+    input.set_placeholder("Your name");
+    input.set_author_id("name-input");
+    input.set_tooltip("Type your full name");
+    input.set_required();
+    input.set_read_only();
+    input.add_action(Action::Focus);
+    let mut hidden = make(Role::Button, Some("Secret"), (0.0, 0.0, 10.0, 10.0));
+    hidden.set_hidden();
+    let mut button = make(Role::Button, Some("Submit"), (10.0, 100.0, 80.0, 30.0));
+    button.set_disabled();
+    button.set_description("Sends the form");
+    button.add_action(Action::Click);
+
+    button.set_custom_actions(vec![CustomAction {
+        id: 7,
+        description: "Submit later".into(),
+    }]);
+    button.set_keyboard_shortcut("Alt+S");
+    Harness::custom(full_tree(
+        vec![
+            (WINDOW, window),
+            (NodeId(10), label),
+            (NodeId(11), panel),
+            (NodeId(12), input),
+            (NodeId(13), hidden),
+            (NodeId(14), button),
+        ],
+        NodeId(12),
+    ))
+}
+
+#[test]
+fn generic_containers_are_panels_and_hidden_nodes_vanish() {
+    let h = form();
+    let children: Vec<Ref> = h.ok(&node(1), ACCESSIBLE, "GetChildren", &());
+    assert_eq!(children, [10, 11, 14].map(node_ref));
+    assert_eq!(h.ok::<u32, _>(&node(11), ACCESSIBLE, "GetRole", &()), 39);
+    assert_eq!(
+        h.ok::<i32, _>(&node(14), ACCESSIBLE, "GetIndexInParent", &()),
+        2,
+        "the hidden sibling is not counted"
+    );
+    let last: Ref = h.ok(&node(1), ACCESSIBLE, "GetChildAtIndex", &(2i32,));
+    assert_eq!(last, node_ref(14));
+    let parent: Ref = h.prop(&node(12), ACCESSIBLE, "Parent");
+    assert_eq!(parent, node_ref(11));
+    let (name, _) = h.err(&node(13), ACCESSIBLE, "GetRole", &());
+    assert_eq!(name, "org.freedesktop.DBus.Error.UnknownObject");
+}
+
+#[test]
+fn names_descriptions_and_identity() {
+    let h = form();
+    assert_eq!(
+        h.prop::<String>(&node(10), ACCESSIBLE, "Name"),
+        "Name:",
+        "a label's name is its value"
+    );
+    assert_eq!(
+        h.prop::<String>(&node(12), ACCESSIBLE, "Name"),
+        "Name:",
+        "labelled_by"
+    );
+    assert_eq!(
+        h.prop::<String>(&node(14), ACCESSIBLE, "Description"),
+        "Sends the form"
+    );
+    assert_eq!(
+        h.prop::<String>(&node(12), ACCESSIBLE, "AccessibleId"),
+        "name-input"
+    );
+    assert_eq!(
+        h.prop::<String>(&node(12), ACCESSIBLE, "HelpText"),
+        "Type your full name"
+    );
+    assert_eq!(
+        h.prop::<String>(&node(12), ACCESSIBLE, "Locale"),
+        "fr_CA",
+        "inherited language"
+    );
+}
+
+#[test]
+fn relations_forward_and_reverse() {
+    let h = form();
+    let relations: Vec<(u32, Vec<Ref>)> = h.ok(&node(12), ACCESSIBLE, "GetRelationSet", &());
+    let by_type: HashMap<u32, Vec<Ref>> = relations.into_iter().collect();
+    assert_eq!(by_type.get(&2), Some(&vec![node_ref(10)]), "LABELLED_BY");
+    assert_eq!(by_type.get(&18), Some(&vec![node_ref(14)]), "DESCRIBED_BY");
+    assert_eq!(by_type.get(&21), Some(&vec![node_ref(10)]), "ERROR_MESSAGE");
+    let reverse: Vec<(u32, Vec<Ref>)> = h.ok(&node(10), ACCESSIBLE, "GetRelationSet", &());
+    let reverse: HashMap<u32, Vec<Ref>> = reverse.into_iter().collect();
+    assert_eq!(reverse.get(&1), Some(&vec![node_ref(12)]), "LABEL_FOR");
+    assert_eq!(reverse.get(&22), Some(&vec![node_ref(12)]), "ERROR_FOR");
+    let described: Vec<(u32, Vec<Ref>)> = h.ok(&node(14), ACCESSIBLE, "GetRelationSet", &());
+    assert!(
+        described.contains(&(17, vec![node_ref(12)])),
+        "DESCRIPTION_FOR: {described:?}"
+    );
+}
+
+#[test]
+fn states_from_flags() {
+    let h = form();
+    let input: StateSet = h.ok(&node(12), ACCESSIBLE, "GetState", &());
+    for state in [
+        State::Focused,
+        State::Focusable,
+        State::Required,
+        State::ReadOnly,
+        State::SingleLine,
+        State::Enabled,
+    ] {
+        assert!(input.contains(state), "{state:?} missing: {input:?}");
+    }
+    assert!(!input.contains(State::Editable), "read-only input");
+    let button: StateSet = h.ok(&node(14), ACCESSIBLE, "GetState", &());
+    assert!(!button.contains(State::Enabled) && !button.contains(State::Sensitive));
+    assert!(
+        button.contains(State::Focusable),
+        "focus declared by the parent for its children"
+    );
+}
+
+#[test]
+fn attributes_orca_reads() {
+    let h = form();
+    let attrs: HashMap<String, String> = h.ok(&node(12), ACCESSIBLE, "GetAttributes", &());
+    assert_eq!(
+        attrs.get("placeholder-text").map(String::as_str),
+        Some("Your name")
+    );
+    assert_eq!(attrs.get("toolkit").map(String::as_str), Some("Newton"));
+    let attrs: HashMap<String, String> = h.ok(&node(14), ACCESSIBLE, "GetAttributes", &());
+    assert_eq!(attrs.get("keyshortcuts").map(String::as_str), Some("Alt+S"));
+}
+
+#[test]
+fn custom_actions_and_key_bindings() {
+    let h = form();
+    let action = "org.a11y.atspi.Action";
+    let list: Vec<(String, String, String)> = h.ok(&node(14), action, "GetActions", &());
+    assert_eq!(
+        list,
+        vec![
+            (
+                "click".into(),
+                "Activates the object".into(),
+                "Alt+S".into()
+            ),
+            (
+                "focus".into(),
+                "Gives the object keyboard focus".into(),
+                String::new()
+            ),
+            ("Submit later".into(), "Submit later".into(), String::new()),
+        ]
+    );
+    let handled = h.handle(&node(14), action, "DoAction", &(2i32,));
+    let request = handled.action.expect("custom action request");
+    assert_eq!(
+        (request.action, request.data),
+        (Action::CustomAction, Some(ActionData::CustomAction(7)))
+    );
+    let (name, _) = list_box().err(&node(6), action, "GetActions", &());
+    assert_eq!(
+        name, "org.freedesktop.DBus.Error.UnknownInterface",
+        "no actions, no Action interface"
+    );
+}
+
+/// Window [list box (2) [option 3 selected, option 4, option 5 selected], image (6)].
+fn list_box() -> Harness {
+    let mut window = make(Role::Window, Some("Pick"), (0.0, 0.0, 400.0, 300.0));
+    window.set_children(vec![NodeId(2), NodeId(6)]);
+    let mut list = make(Role::ListBox, Some("Fruit"), (0.0, 0.0, 200.0, 90.0));
+    list.set_children(vec![NodeId(3), NodeId(4), NodeId(5)]);
+    list.set_multiselectable();
+    let option = |label: &str, y: f64, selected: bool| {
+        let mut n = make(Role::ListBoxOption, Some(label), (0.0, y, 200.0, 30.0));
+        n.set_selected(selected);
+        n.add_action(Action::Click);
+        n.set_position_in_set((y / 30.0) as usize + 1);
+        n.set_size_of_set(3);
+        n
+    };
+    let mut image = make(Role::Image, Some("Logo"), (250.0, 10.0, 64.0, 32.0));
+    image.set_description("Company logo");
+    let mut expander = make(Role::Button, Some("More"), (0.0, 100.0, 50.0, 20.0));
+    expander.set_expanded(false);
+    expander.set_toggled(Toggled::True);
+    window.push_child(NodeId(7));
+    Harness::custom(full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), list),
+            (NodeId(3), option("Apple", 0.0, true)),
+            (NodeId(4), option("Banana", 30.0, false)),
+            (NodeId(5), option("Cherry", 60.0, true)),
+            (NodeId(6), image),
+            (NodeId(7), expander),
+        ],
+        NodeId(2),
+    ))
+}
+
+#[test]
+fn selection_reads_and_requests_clicks() {
+    let h = list_box();
+    let selection = "org.a11y.atspi.Selection";
+    let list = node(2);
+    assert_eq!(h.prop::<i32>(&list, selection, "NSelectedChildren"), 2);
+    let second: Ref = h.ok(&list, selection, "GetSelectedChild", &(1i32,));
+    assert_eq!(second, node_ref(5));
+    assert!(h.ok::<bool, _>(&list, selection, "IsChildSelected", &(0i32,)));
+    assert!(!h.ok::<bool, _>(&list, selection, "IsChildSelected", &(1i32,)));
+    let handled = h.handle(&list, selection, "SelectChild", &(1i32,));
+    assert_eq!(
+        handled.action.map(|a| (a.action, a.target_node)),
+        Some((Action::Click, NodeId(4)))
+    );
+    let handled = h.handle(&list, selection, "SelectChild", &(0i32,));
+    assert!(handled.action.is_none(), "already selected");
+    let handled = h.handle(&list, selection, "DeselectSelectedChild", &(1i32,));
+    assert_eq!(handled.action.map(|a| a.target_node), Some(NodeId(5)));
+    assert!(!h.ok::<bool, _>(&list, selection, "SelectAll", &()));
+    let (name, _) = h.err(&list, selection, "GetSelectedChild", &(2i32,));
+    assert_eq!(name, "org.freedesktop.DBus.Error.InvalidArgs");
+    let states: StateSet = h.ok(&node(3), ACCESSIBLE, "GetState", &());
+    assert!(states.contains(State::Selectable) && states.contains(State::Selected));
+    let attrs: HashMap<String, String> = h.ok(&node(4), ACCESSIBLE, "GetAttributes", &());
+    assert_eq!(
+        (
+            attrs.get("posinset").map(String::as_str),
+            attrs.get("setsize").map(String::as_str)
+        ),
+        (Some("2"), Some("3"))
+    );
+}
+
+#[test]
+fn images_and_toggle_buttons() {
+    let h = list_box();
+    let image = "org.a11y.atspi.Image";
+    assert_eq!(
+        h.prop::<String>(&node(6), image, "ImageDescription"),
+        "Company logo"
+    );
+    let size: (i32, i32) = h.ok(&node(6), image, "GetImageSize", &());
+    assert_eq!(size, (64, 32));
+    let extents: (i32, i32, i32, i32) = h.ok(&node(6), image, "GetImageExtents", &(0u32,));
+    assert_eq!(extents, (350, 60, 64, 32));
+    assert_eq!(
+        h.ok::<u32, _>(&node(7), ACCESSIBLE, "GetRole", &()),
+        62,
+        "toggle button"
+    );
+    let states: StateSet = h.ok(&node(7), ACCESSIBLE, "GetState", &());
+    for state in [
+        State::Pressed,
+        State::Checked,
+        State::Expandable,
+        State::Collapsed,
+    ] {
+        assert!(states.contains(state), "{state:?} missing");
+    }
+}
