@@ -13,6 +13,8 @@
 //! * [`SenderSession`]: the sender's end.
 //! * [`default_socket_path`]: where the bridge listens.
 
+#![warn(missing_docs)]
+
 pub mod codec;
 pub mod frame;
 mod hello;
