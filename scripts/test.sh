@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# THE test command (see README): installs the Debian packages the tests need, checks formatting
+# and lints, builds everything and runs every test, end-to-end tests with a real Orca included.
+#
+#   scripts/test.sh [--no-lint] [--no-deps]
+#     --no-lint  skip `cargo fmt --check` and `cargo clippy`
+#     --no-deps  skip scripts/install-deps.sh
+#   NEWTON_E2E_SKIP_ORCA=1  skip (loudly) the Orca tests; NEWTON_E2E_KEEP=1 keeps session dirs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lint=1
+deps=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-lint) lint=0 ;;
+    --no-deps) deps=0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+step() { printf '\n==> %s\n' "$*"; }
+start=$SECONDS
+
+if [[ $deps -eq 1 ]]; then
+  step "Debian packages"
+  scripts/install-deps.sh
+fi
+
+if [[ $lint -eq 1 ]]; then
+  if command -v rustup >/dev/null 2>&1; then
+    rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+    rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+  fi
+  step "cargo fmt --check"
+  cargo fmt --all --check
+  step "cargo clippy"
+  cargo clippy --workspace --all-targets -- -D warnings
+fi
+
+step "cargo build --workspace --all-targets"
+# Builds newton-atspi-bridge too: the e2e tests run target/<profile>/newton-atspi-bridge.
+cargo build --workspace --all-targets
+
+step "cargo test --workspace"
+cargo test --workspace
+
+step "all checks passed in $((SECONDS - start)) s"
