@@ -368,3 +368,55 @@ fn web_document_exposes_document() {
     assert_eq!(attributes.get("Title").map(String::as_str), Some("Manual"));
     assert_eq!(int(app.prop(10, DOCUMENT, "PageCount")), -1);
 }
+
+/// Window 0 → password field 1 (run "s3cr3t"), label 3 with a value and no
+/// runs, read-only input 4.
+fn form() -> App {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(1), NodeId(3), NodeId(4)]);
+    let mut password = Node::new(Role::PasswordInput);
+    password.set_children(vec![NodeId(2)]);
+    let mut label = Node::new(Role::Label);
+    label.set_value("Total: 3 items. Ready?");
+    let mut read_only = Node::new(Role::TextInput);
+    read_only.set_read_only();
+    read_only.set_value("locked");
+    tree_app(vec![
+        (0, window),
+        (1, password),
+        (2, run("s3cr3t", &[0])),
+        (3, label),
+        (4, read_only),
+    ])
+}
+
+#[test]
+fn password_text_is_masked_end_to_end() {
+    let app = form();
+    assert_eq!(int(app.prop(1, TEXT, "CharacterCount")), 6);
+    let text: String = app.ok(1, TEXT, "GetText", &(0, -1));
+    assert_eq!(text, "••••••");
+    let word: (String, i32, i32) = app.ok(1, TEXT, "GetStringAtOffset", &(3, 1u32));
+    assert_eq!(word, ("••••••".into(), 0, 6));
+    assert_eq!(
+        app.error_name(1, EDITABLE, "DeleteText", &(0, 1)),
+        "org.freedesktop.DBus.Error.NotSupported"
+    );
+}
+
+#[test]
+fn plain_label_and_read_only_input() {
+    let app = form();
+    assert!(app.interfaces(3).iter().any(|i| i == TEXT));
+    let sentence: (String, i32, i32) = app.ok(3, TEXT, "GetTextAtOffset", &(2, 3u32));
+    assert_eq!(sentence, ("Total: 3 items. ".into(), 0, 16));
+    let sentence: (String, i32, i32) = app.ok(3, TEXT, "GetTextAfterOffset", &(2, 3u32));
+    assert_eq!(sentence, ("Ready?".into(), 16, 22));
+    let all: BTreeMap<String, OwnedValue> = app.ok(3, PROPERTIES, "GetAll", &(TEXT,));
+    assert_eq!(all.len(), 2);
+    assert_eq!(int(all["CharacterCount"].try_clone().expect("clone")), 22);
+    assert_eq!(int(all["CaretOffset"].try_clone().expect("clone")), -1);
+    let interfaces = app.interfaces(4);
+    assert!(interfaces.iter().any(|i| i == TEXT), "{interfaces:?}");
+    assert!(!interfaces.iter().any(|i| i == EDITABLE), "{interfaces:?}");
+}
