@@ -285,11 +285,28 @@ fn focused_surface(replica: &AppReplica) -> Option<SurfaceId> {
 }
 
 impl BridgedApp {
+    /// Tells the sender, for every surface, whether updates are wanted.
+    pub fn announce_wanted(&self, wanted: bool) {
+        let surfaces: Vec<SurfaceId> = self.lock().replica.surfaces().map(|s| s.id()).collect();
+        for surface in surfaces {
+            self.notify_sender(wanted_message(surface, wanted));
+        }
+    }
+
     /// Queues a message for the sender without waiting; a full queue (a
     /// sender that stopped reading) drops it with a log line.
     pub fn notify_sender(&self, message: BridgeMessage) {
         if let Err(e) = self.to_sender.try_send(message) {
             warn!(app = %self.info.name, "message not delivered to the sender: {e}");
         }
+    }
+}
+
+/// `UpdatesWanted` or `UpdatesUnwanted` for a surface.
+pub fn wanted_message(surface: SurfaceId, wanted: bool) -> BridgeMessage {
+    if wanted {
+        BridgeMessage::UpdatesWanted { surface }
+    } else {
+        BridgeMessage::UpdatesUnwanted { surface }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_executor::Executor;
@@ -28,6 +28,11 @@ pub struct Daemon {
     pub max_frame_bytes: u32,
     pub executor: Arc<Executor<'static>>,
     pub listeners: SharedListeners,
+    /// `org.a11y.Status.IsEnabled` on the session bus.
+    enabled: AtomicBool,
+    /// Whether an AT is present (listeners registered or IsEnabled): senders
+    /// are told their updates are wanted only then.
+    at_present: AtomicBool,
     apps: Mutex<BTreeMap<u64, Arc<BridgedApp>>>,
     next_app: AtomicU64,
 }
@@ -48,6 +53,33 @@ impl Daemon {
         self.apps
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether senders should build and push updates now.
+    pub fn at_present(&self) -> bool {
+        self.at_present.load(Ordering::Relaxed)
+    }
+
+    pub fn set_enabled(&self, enabled: bool) {
+        self.enabled.store(enabled, Ordering::Relaxed);
+        self.update_presence();
+    }
+
+    /// Recomputes AT presence; when it changes, every sender hears it for
+    /// every surface (Newton: no AT, no cost).
+    pub fn update_presence(&self) {
+        let present = self.enabled.load(Ordering::Relaxed) || self.listeners.any();
+        if self.at_present.swap(present, Ordering::Relaxed) == present {
+            return;
+        }
+        if present {
+            info!("an assistive technology is listening; senders are asked for their trees");
+        } else {
+            info!("no assistive technology listens; senders are told to build nothing");
+        }
+        for app in self.all_apps() {
+            app.announce_wanted(present);
+        }
     }
 
     pub fn all_apps(&self) -> Vec<Arc<BridgedApp>> {
@@ -91,6 +123,10 @@ async fn serve(
     stop: Option<async_channel::Receiver<()>>,
 ) -> Result<(), Box<dyn Error>> {
     let mut signals = Signals::new([Signal::Term, Signal::Int])?;
+    // The socket (and its instance lock) first: a second bridge must say so
+    // at once, even while the accessibility bus is not up yet.
+    let path = socket_path(args.socket.clone())?;
+    let bound = socket::bind(&path)?;
     let a11y_address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
         Some(address) => address,
         None => a11y_bus::wait_for_address(None).await?,
@@ -107,6 +143,8 @@ async fn serve(
         max_frame_bytes: args.max_frame_bytes,
         executor: executor.clone(),
         listeners: SharedListeners::default(),
+        enabled: AtomicBool::new(false),
+        at_present: AtomicBool::new(false),
         apps: Mutex::new(BTreeMap::new()),
         next_app: AtomicU64::new(1),
     });
@@ -114,8 +152,9 @@ async fn serve(
     executor
         .spawn(listeners::watch(daemon.clone(), control))
         .detach();
-    let path = socket_path(args.socket.clone())?;
-    let bound = socket::bind(&path)?;
+    executor
+        .spawn(listeners::watch_enabled(daemon.clone()))
+        .detach();
     let listener = Async::new(bound.listener.try_clone()?)?;
     info!(socket = %path.display(), "ready: waiting for senders");
     if args.stdio {

@@ -15,13 +15,54 @@ use crate::registry::{self, REGISTRY_NAME};
 
 /// The registry's listener list, shared by every application.
 #[derive(Clone, Default)]
-pub struct SharedListeners(Arc<Mutex<EventListeners>>);
+pub struct SharedListeners(
+    Arc<Mutex<EventListeners>>,
+    Arc<Mutex<Vec<(String, String)>>>,
+);
 
 impl SharedListeners {
     pub fn lock(&self) -> MutexGuard<'_, EventListeners> {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn registrations(&self) -> MutexGuard<'_, Vec<(String, String)>> {
+        self.1
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether any AT registered for any event.
+    pub fn any(&self) -> bool {
+        !self.registrations().is_empty()
+    }
+
+    fn set_all(&self, events: &[(String, String)]) {
+        self.lock().set_registered(events);
+        *self.registrations() = events.to_vec();
+    }
+
+    fn add(&self, bus: &str, event: &str) {
+        self.lock().registered(bus, event);
+        self.registrations()
+            .push((bus.to_owned(), event.to_owned()));
+    }
+
+    fn remove(&self, bus: &str, event: &str) {
+        self.lock().deregistered(bus, event);
+        let mut registrations = self.registrations();
+        if let Some(i) = registrations
+            .iter()
+            .position(|(b, e)| b == bus && e == event)
+        {
+            registrations.remove(i);
+        }
+    }
+
+    fn remove_listener(&self, bus: &str) {
+        self.lock().listener_gone(bus);
+        self.registrations().retain(|(b, _)| b != bus);
     }
 
     /// Whether a built event signal must be sent.
@@ -51,12 +92,14 @@ pub async fn watch(daemon: Arc<Daemon>, conn: zbus::Connection) {
         match header.member().map(|m| m.as_str()) {
             Some("EventListenerRegistered") => {
                 if let Ok((bus, event)) = first_two_strings(&signal) {
-                    daemon.listeners.lock().registered(&bus, &event);
+                    daemon.listeners.add(&bus, &event);
+                    daemon.update_presence();
                 }
             }
             Some("EventListenerDeregistered") => {
                 if let Ok((bus, event)) = first_two_strings(&signal) {
-                    daemon.listeners.lock().deregistered(&bus, &event);
+                    daemon.listeners.remove(&bus, &event);
+                    daemon.update_presence();
                 }
             }
             Some("NameOwnerChanged") => on_owner_change(&daemon, &conn, &signal).await,
@@ -78,7 +121,8 @@ async fn on_owner_change(daemon: &Arc<Daemon>, conn: &zbus::Connection, signal: 
         }
         refresh(daemon, conn).await;
     } else if new.is_empty() && name.starts_with(':') {
-        daemon.listeners.lock().listener_gone(&name);
+        daemon.listeners.remove_listener(&name);
+        daemon.update_presence();
     }
 }
 
@@ -86,7 +130,8 @@ async fn refresh(daemon: &Daemon, conn: &zbus::Connection) {
     match registry::registered_events(conn).await {
         Ok(events) => {
             debug!(count = events.len(), "event listeners known");
-            daemon.listeners.lock().set_registered(&events);
+            daemon.listeners.set_all(&events);
+            daemon.update_presence();
         }
         Err(e) => debug!("GetRegisteredEvents failed: {e}"),
     }
@@ -111,4 +156,39 @@ fn first_two_strings(signal: &zbus::Message) -> zbus::Result<(String, String)> {
         return Ok((bus, event));
     }
     body.deserialize::<(String, String)>()
+}
+
+/// Follows `org.a11y.Status.IsEnabled` on the session bus (set by the bus
+/// launcher and by Orca). Without a session bus it stays false and only
+/// registered listeners count.
+pub async fn watch_enabled(daemon: Arc<Daemon>) {
+    let Ok(session) = zbus::Connection::session().await else {
+        return debug!("no session bus: AT presence follows registered listeners only");
+    };
+    let Ok(proxy) = zbus::fdo::PropertiesProxy::builder(&session)
+        .destination("org.a11y.Bus")
+        .and_then(|b| b.path("/org/a11y/bus"))
+        .map(|b| b.cache_properties(zbus::proxy::CacheProperties::No))
+    else {
+        return;
+    };
+    let Ok(proxy) = proxy.build().await else {
+        return;
+    };
+    let Ok(mut changes) = proxy.receive_properties_changed().await else {
+        return;
+    };
+    let status = zbus::names::InterfaceName::from_static_str_unchecked("org.a11y.Status");
+    if let Ok(value) = proxy.get(status.clone(), "IsEnabled").await {
+        daemon.set_enabled(bool::try_from(value).unwrap_or(false));
+    }
+    while let Some(signal) = changes.next().await {
+        let Ok(args) = signal.args() else { continue };
+        if args.interface_name.as_str() != "org.a11y.Status" {
+            continue;
+        }
+        if let Some(value) = args.changed_properties.get("IsEnabled") {
+            daemon.set_enabled(bool::try_from(value).unwrap_or(false));
+        }
+    }
 }

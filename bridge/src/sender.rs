@@ -171,8 +171,10 @@ impl Connection {
             ReceiverEvent::SurfaceCreated { surface, title } => {
                 let result = app.lock().replica.create_surface(surface, title);
                 if result.is_ok() {
-                    // Every AT-SPI client may query at any time: trees are always wanted.
-                    self.send(&BridgeMessage::UpdatesWanted { surface });
+                    self.send(&crate::app::wanted_message(
+                        surface,
+                        self.daemon.at_present(),
+                    ));
                 }
                 (surface, 0, result)
             }
