@@ -112,6 +112,7 @@ pub fn events_for(app: &AppContext, changes: &ChangeSet) -> Vec<Message> {
     removals(app, surface, changes, &mut out);
     if let Some(surface) = surface {
         additions(app, surface, changes, &mut out);
+        moved_children(app, surface, changes, &mut out);
         for update in &changes.updated {
             node_changes(app, surface, update, &mut out);
         }
@@ -251,6 +252,64 @@ fn announce_child_added(ctx: &NodeCtx, out: &mut Out) {
         objects::Parent::Node(parent) => {
             let parent_path = paths::node_path(ctx.surface.id(), crate::context::local_id(&parent));
             out.object(parent_path.as_str(), "ChildrenChanged", "add", index, child);
+        }
+    }
+}
+
+/// Children that changed parent within the tree (neither added nor
+/// removed): children-changed:remove on the old parent, children-changed:add
+/// on the new one, and property-change:accessible-parent on the child.
+fn moved_children(app: &AppContext, surface: &SurfaceReplica, changes: &ChangeSet, out: &mut Out) {
+    let added: HashSet<NodeId> = changes.added.iter().copied().collect();
+    let removed: HashSet<NodeId> = changes.removed.iter().map(|r| r.id).collect();
+    let children_changes = || {
+        changes.updated.iter().flat_map(|update| {
+            update
+                .changes
+                .iter()
+                .filter_map(move |change| match change {
+                    Change::Children { old, new } => Some((update.id, old, new)),
+                    _ => None,
+                })
+        })
+    };
+    for (parent, old, new) in children_changes() {
+        let stays: HashSet<&NodeId> = new.iter().collect();
+        if !still_exposed(Some(surface), parent) {
+            continue;
+        }
+        let parent_path = paths::node_path(surface.id(), parent);
+        for (index, id) in old.iter().enumerate() {
+            if !stays.contains(id) && !removed.contains(id) {
+                let child = ref_value(paths::node_ref(app.unique_name, surface.id(), *id));
+                out.object(
+                    parent_path.as_str(),
+                    "ChildrenChanged",
+                    "remove",
+                    objects::to_i32(index),
+                    child,
+                );
+            }
+        }
+    }
+    for (parent, old, new) in children_changes() {
+        let was: HashSet<&NodeId> = old.iter().collect();
+        for id in new
+            .iter()
+            .filter(|id| !was.contains(id) && !added.contains(id))
+        {
+            let Some(ctx) = lookup(app, surface, *id) else {
+                continue;
+            };
+            announce_child_added(&ctx, out);
+            let parent_ref = ref_value(paths::node_ref(app.unique_name, surface.id(), parent));
+            out.object(
+                ctx.path().as_str(),
+                "PropertyChange",
+                "accessible-parent",
+                0,
+                parent_ref,
+            );
         }
     }
 }
@@ -625,6 +684,32 @@ fn late_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
             _ => {}
         }
     }
+}
+
+/// Every signal for a compositor focus change, given the change sets
+/// `AppReplica::set_focused_surface` returned (losing surface first): for a
+/// surface that lost focus, its other changes then Window:Deactivate,
+/// active=0 and focused=0; for the surface that gained it, Window:Activate,
+/// active=1, focused=1, then its other changes. The change sets' own focus
+/// moves are replaced by these, so nothing is sent twice.
+pub fn compositor_focus_events(app: &AppContext, changes: &[ChangeSet]) -> Vec<Message> {
+    let mut messages = Vec::new();
+    for change_set in changes {
+        let mut rest = change_set.clone();
+        rest.focus = None;
+        let gained = app
+            .replica
+            .surface(change_set.surface)
+            .is_some_and(SurfaceReplica::is_focused);
+        if gained {
+            messages.extend(focus_events(app, change_set.surface, true));
+            messages.extend(events_for(app, &rest));
+        } else {
+            messages.extend(events_for(app, &rest));
+            messages.extend(focus_events(app, change_set.surface, false));
+        }
+    }
+    messages
 }
 
 /// Compositor focus moved to (`gained`) or away from `surface`.

@@ -249,3 +249,103 @@ fn event_names_and_listener_filtering() {
     listeners.registered(":1.9", "window:activate");
     assert!(listeners.is_needed("Window", "Activate", ""));
 }
+
+#[test]
+fn compositor_focus_round_trip_sends_each_event_once() {
+    let mut h = Harness::basic();
+    let window = node(WINDOW.0);
+    let button = node(OK_BUTTON.0);
+    let changes = h.apply(newton_push_protocol::SenderMessage::Focus { surface: None });
+    let events = decode_events(&newton_atspi_shim::compositor_focus_events(
+        &h.ctx(),
+        &changes,
+    ));
+    assert_eq!(
+        events,
+        vec![
+            (
+                window.clone(),
+                "org.a11y.atspi.Event.Window".into(),
+                "Deactivate".into(),
+                String::new(),
+                0,
+                0
+            ),
+            ev(&window, "StateChanged", "active", 0, 0),
+            ev(&button, "StateChanged", "focused", 0, 0),
+        ]
+    );
+    let states: atspi_common::StateSet = h.ok(&button, ACCESSIBLE, "GetState", &());
+    assert!(!states.contains(atspi_common::State::Focused));
+
+    let changes = h.apply(newton_push_protocol::SenderMessage::Focus {
+        surface: Some(SurfaceId(1)),
+    });
+    let events = decode_events(&newton_atspi_shim::compositor_focus_events(
+        &h.ctx(),
+        &changes,
+    ));
+    assert_eq!(
+        events,
+        vec![
+            (
+                window.clone(),
+                "org.a11y.atspi.Event.Window".into(),
+                "Activate".into(),
+                String::new(),
+                0,
+                0
+            ),
+            ev(&window, "StateChanged", "active", 1, 0),
+            ev(&button, "StateChanged", "focused", 1, 0),
+        ]
+    );
+}
+
+#[test]
+fn reparented_child_moves_with_parent_change() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2), NodeId(3)]);
+    let mut panel = Node::new(Role::GenericContainer);
+    panel.set_children(vec![NodeId(4)]);
+    let mut label = Node::new(Role::Label);
+    label.set_value("Moving");
+    let mut h = Harness::custom(full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), Node::new(Role::Button)),
+            (NodeId(3), panel),
+            (NodeId(4), label),
+        ],
+        NodeId(2),
+    ));
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(4), NodeId(2), NodeId(3)]);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![
+            (NodeId(1), window),
+            (NodeId(3), Node::new(Role::GenericContainer)),
+        ],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    let removed = ev(&node(3), "ChildrenChanged", "remove", 0, 0);
+    let added = ev(&node(1), "ChildrenChanged", "add", 0, 0);
+    let parent = ev(&node(4), "PropertyChange", "accessible-parent", 0, 0);
+    let at = |e: &Event| {
+        events
+            .iter()
+            .position(|x| x == e)
+            .unwrap_or_else(|| panic!("{e:?} missing from {events:#?}"))
+    };
+    assert!(at(&removed) < at(&added) && at(&added) < at(&parent));
+    let new_parent: Ref = any_data(&messages[at(&parent)]);
+    assert_eq!(new_parent, node_ref(1));
+    assert!(
+        !events.iter().any(|e| e.3 == "defunct"),
+        "a moved node is not defunct"
+    );
+}
