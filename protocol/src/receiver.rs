@@ -21,6 +21,15 @@ use crate::messages::{
 /// encoded payload).
 pub const DEFAULT_MAX_PENDING_BYTES_PER_SURFACE: usize = 64 * 1024 * 1024;
 
+/// Default limit on node entries in one surface's buffered, uncommitted
+/// updates. Bounds decoded memory, which for postcard can be ~20 times the
+/// encoded size; twice the cache's default node limit.
+pub const DEFAULT_MAX_PENDING_NODES_PER_SURFACE: usize = 2_000_000;
+
+/// Default limit on encoded bytes buffered across all surfaces of one
+/// connection.
+pub const DEFAULT_MAX_PENDING_BYTES_TOTAL: usize = 256 * 1024 * 1024;
+
 /// Default limit on live surfaces per connection.
 pub const DEFAULT_MAX_SURFACES: usize = 1024;
 
@@ -32,6 +41,11 @@ pub struct ReceiverConfig {
     /// Largest sum of encoded update payloads buffered for one surface
     /// before its commit.
     pub max_pending_bytes_per_surface: usize,
+    /// Largest number of node entries (`TreeUpdate::nodes`) buffered for one
+    /// surface before its commit.
+    pub max_pending_nodes_per_surface: usize,
+    /// Largest sum of encoded update payloads buffered across all surfaces.
+    pub max_pending_bytes_total: usize,
     /// Most surfaces one connection may have at once.
     pub max_surfaces: usize,
 }
@@ -41,6 +55,8 @@ impl Default for ReceiverConfig {
         Self {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_pending_bytes_per_surface: DEFAULT_MAX_PENDING_BYTES_PER_SURFACE,
+            max_pending_nodes_per_surface: DEFAULT_MAX_PENDING_NODES_PER_SURFACE,
+            max_pending_bytes_total: DEFAULT_MAX_PENDING_BYTES_TOTAL,
             max_surfaces: DEFAULT_MAX_SURFACES,
         }
     }
@@ -240,8 +256,10 @@ pub enum EncodeError {
 struct PendingSurface {
     updates: Vec<TreeUpdate>,
     bytes: usize,
-    /// Bytes discarded since the last commit because of the pending limit.
-    overflowed_bytes: Option<usize>,
+    nodes: usize,
+    /// Which limit was exceeded since the last commit; later updates up to
+    /// the commit are discarded.
+    overflow: Option<String>,
 }
 
 #[derive(Debug)]
@@ -259,6 +277,8 @@ pub struct ReceiverSession {
     state: State,
     app: Option<AppInfo>,
     surfaces: HashMap<SurfaceId, PendingSurface>,
+    /// Encoded bytes buffered across all surfaces.
+    pending_total: usize,
     frames_seen: u64,
 }
 
@@ -271,6 +291,7 @@ impl ReceiverSession {
             state: State::AwaitingHello,
             app: None,
             surfaces: HashMap::new(),
+            pending_total: 0,
             frames_seen: 0,
         }
     }
@@ -383,6 +404,7 @@ impl ReceiverSession {
     fn close(&mut self) {
         self.state = State::Closed;
         self.surfaces.clear();
+        self.pending_total = 0;
     }
 
     fn handle_message(
@@ -450,35 +472,44 @@ impl ReceiverSession {
         update: TreeUpdate,
         encoded: usize,
     ) -> Option<ReceiverEvent> {
-        let limit = self.config.max_pending_bytes_per_surface;
+        let config = self.config;
+        let total = self.pending_total;
         let Some(pending) = self.surfaces.get_mut(&surface) else {
             return Some(unknown_surface(surface, None, "update"));
         };
-        if let Some(discarded) = &mut pending.overflowed_bytes {
-            *discarded = discarded.saturating_add(encoded);
-        } else if pending.bytes.saturating_add(encoded) > limit {
-            pending.overflowed_bytes = Some(pending.bytes.saturating_add(encoded));
-            pending.updates = Vec::new();
-            pending.bytes = 0;
-        } else {
-            pending.bytes += encoded;
-            pending.updates.push(update);
+        if pending.overflow.is_some() {
+            return None;
+        }
+        match exceeded_limit(&config, pending, total, encoded, update.nodes.len()) {
+            Some(overflow) => {
+                self.pending_total = self.pending_total.saturating_sub(pending.bytes);
+                *pending = PendingSurface {
+                    overflow: Some(overflow),
+                    ..PendingSurface::default()
+                };
+            }
+            None => {
+                pending.bytes += encoded;
+                pending.nodes += update.nodes.len();
+                pending.updates.push(update);
+                self.pending_total += encoded;
+            }
         }
         None
     }
 
     fn commit(&mut self, surface: SurfaceId, serial: u64) -> ReceiverEvent {
-        let limit = self.config.max_pending_bytes_per_surface;
         let Some(pending) = self.surfaces.get_mut(&surface) else {
             return unknown_surface(surface, Some(serial), "commit");
         };
         let taken = std::mem::take(pending);
-        match taken.overflowed_bytes {
-            Some(discarded) => {
+        self.pending_total = self.pending_total.saturating_sub(taken.bytes);
+        match taken.overflow {
+            Some(overflow) => {
                 let reason = format!(
-                    "the updates buffered before this commit reached {discarded} bytes, over the \
-                     limit of {limit} bytes per surface; they were discarded and the surface keeps \
-                     its last good state; commit more often and send a full tree next"
+                    "the updates buffered before this commit exceeded {overflow}; they were \
+                     discarded and the surface keeps its last good state; commit more often and \
+                     send a full tree next"
                 );
                 surface_error(surface, Some(serial), SurfaceRule::PendingOverflow, reason)
             }
@@ -514,9 +545,44 @@ impl ReceiverSession {
 
     fn destroy_surface(&mut self, surface: SurfaceId) -> ReceiverEvent {
         match self.surfaces.remove(&surface) {
-            Some(_) => ReceiverEvent::SurfaceDestroyed { surface },
+            Some(pending) => {
+                self.pending_total = self.pending_total.saturating_sub(pending.bytes);
+                ReceiverEvent::SurfaceDestroyed { surface }
+            }
             None => unknown_surface(surface, None, "destroySurface"),
         }
+    }
+}
+
+/// Which pending limit one more update would exceed, described for the
+/// `Rejected` reason.
+fn exceeded_limit(
+    config: &ReceiverConfig,
+    pending: &PendingSurface,
+    total: usize,
+    encoded: usize,
+    nodes: usize,
+) -> Option<String> {
+    let bytes = pending.bytes.saturating_add(encoded);
+    let node_count = pending.nodes.saturating_add(nodes);
+    let all_bytes = total.saturating_add(encoded);
+    if bytes > config.max_pending_bytes_per_surface {
+        Some(format!(
+            "the limit of {} bytes per surface",
+            config.max_pending_bytes_per_surface
+        ))
+    } else if node_count > config.max_pending_nodes_per_surface {
+        Some(format!(
+            "the limit of {} nodes per surface",
+            config.max_pending_nodes_per_surface
+        ))
+    } else if all_bytes > config.max_pending_bytes_total {
+        Some(format!(
+            "the limit of {} bytes buffered across all surfaces of the connection",
+            config.max_pending_bytes_total
+        ))
+    } else {
+        None
     }
 }
 

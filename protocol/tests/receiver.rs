@@ -476,3 +476,101 @@ fn bridge_messages_use_the_session_encoding() {
     let frame = session.encode_bridge_message(&message).unwrap();
     assert_eq!(decode_reply(&frame, Encoding::Postcard), message);
 }
+
+fn commit_rule_after_updates(
+    config: ReceiverConfig,
+    surfaces: &[SurfaceId],
+    copies: usize,
+) -> Vec<ReceiverEvent> {
+    let mut session = ReceiverSession::new(config);
+    session.feed(&hello_frame(Encoding::Postcard));
+    for &surface in surfaces {
+        session.feed(&message_frame(
+            &SenderMessage::CreateSurface {
+                surface,
+                title: None,
+            },
+            Encoding::Postcard,
+        ));
+    }
+    for _ in 0..copies {
+        for &surface in surfaces {
+            let update = SenderMessage::Update {
+                surface,
+                update: full_tree("many nodes"),
+            };
+            assert!(session
+                .feed(&message_frame(&update, Encoding::Postcard))
+                .is_empty());
+        }
+    }
+    let mut events = Vec::new();
+    for &surface in surfaces {
+        let commit = SenderMessage::Commit {
+            surface,
+            serial: u64::from(surface.0),
+        };
+        events.extend(session.feed(&message_frame(&commit, Encoding::Postcard)));
+    }
+    events
+}
+
+#[test]
+fn pending_node_limit_bounds_decoded_memory() {
+    // Each full tree has 2 nodes: 3 trees exceed a limit of 5.
+    let config = ReceiverConfig {
+        max_pending_nodes_per_surface: 5,
+        ..Default::default()
+    };
+    let events = commit_rule_after_updates(config, &[SurfaceId(1)], 3);
+    let ReceiverEvent::SurfaceError(error) = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(error.rule, SurfaceRule::PendingOverflow);
+    assert!(
+        error.reason.contains("5 nodes per surface"),
+        "{}",
+        error.reason
+    );
+    let events = commit_rule_after_updates(config, &[SurfaceId(1)], 2);
+    assert!(
+        matches!(events[0], ReceiverEvent::Commit { .. }),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn connection_wide_pending_limit_spans_surfaces() {
+    let one_update = message_frame(
+        &SenderMessage::Update {
+            surface: SurfaceId(1),
+            update: full_tree("many nodes"),
+        },
+        Encoding::Postcard,
+    )
+    .len()
+        - 4;
+    // Room for three updates in total, two per surface: the third surface's
+    // update overflows, the first two commit.
+    let config = ReceiverConfig {
+        max_pending_bytes_total: one_update * 2 + one_update / 2,
+        ..Default::default()
+    };
+    let events = commit_rule_after_updates(config, &[SurfaceId(1), SurfaceId(2), SurfaceId(3)], 1);
+    assert!(
+        matches!(events[0], ReceiverEvent::Commit { .. }),
+        "{events:?}"
+    );
+    assert!(
+        matches!(events[1], ReceiverEvent::Commit { .. }),
+        "{events:?}"
+    );
+    let ReceiverEvent::SurfaceError(error) = &events[2] else {
+        panic!("{events:?}")
+    };
+    assert!(
+        error.reason.contains("across all surfaces"),
+        "{}",
+        error.reason
+    );
+}
