@@ -245,8 +245,8 @@ pub(crate) fn check_update(
         }
     };
     let mut post = Post::index(cx, *view, update, root)?;
-    post.check_parents(update)?;
     post.resolve_places(update)?;
+    post.check_parents(update)?;
     let moved_runs = post.check_moved_subtrees(update)?;
     post.collect_removed(update);
     let node_count = post.check_counts(update)?;
@@ -426,9 +426,14 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
     }
 
     /// S14: a node newly listed by P2 must be dropped by its old parent P1 in
-    /// the same update (P1 in the update and no longer listing it — a P1 still
-    /// listing it was already rejected as a duplicate child).
-    fn check_parents(&self, update: &TreeUpdate) -> Result<(), RejectError> {
+    /// the same update: P1 is in the update and no longer lists it (a P1
+    /// still listing it was already rejected as a duplicate child), or P1
+    /// itself leaves the tree in this update (toolkits such as egui move a
+    /// widget out of a container they drop; the consumer skips re-listed
+    /// children when it removes the old container). Runs after
+    /// [`Post::resolve_places`] so that "P1 leaves" is known.
+    fn check_parents(&mut self, update: &TreeUpdate) -> Result<(), RejectError> {
+        let mut moves = Vec::new();
         for (id, node) in &update.nodes {
             for child in node.children() {
                 if self.view.node(*child).is_none() {
@@ -436,14 +441,20 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
                 }
                 if let Some(old) = self.view.parent(*child) {
                     if old != *id && !self.nodes.contains_key(&old) {
-                        return Err(self.reject(
-                            *child,
-                            Rule::ReparentWithoutRemoval,
-                            format!("moved under {} while its old parent {} still lists it; send {} without this child in the same update", id.0, old.0, old.0),
-                        ));
+                        moves.push((*child, old, *id));
                     }
                 }
             }
+        }
+        for (child, old, new) in moves {
+            if self.place_of(old)? == Place::Detached {
+                continue;
+            }
+            return Err(self.reject(
+                child,
+                Rule::ReparentWithoutRemoval,
+                format!("moved under {} while its old parent {} still lists it; send {} without this child in the same update", new.0, old.0, old.0),
+            ));
         }
         Ok(())
     }
