@@ -2,7 +2,7 @@
 //! (what egui does after a layout change) is accepted; moving it while the
 //! old parent stays and still lists it is not.
 
-use accesskit::{Node, NodeId, Role, Tree as TreeInfo, TreeId, TreeUpdate};
+use accesskit::{Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
 use newton_cache::{AppReplica, Limits, Rule, SurfaceId};
 
 fn node(role: Role, children: &[u64]) -> Node {
