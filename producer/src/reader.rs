@@ -66,28 +66,21 @@ fn deliver(
     session: &Mutex<SenderSession>,
     to_inbox: &mpsc::Sender<Incoming>,
 ) -> Result<(), String> {
-    let (was_welcomed, decoded, now_welcomed) = {
-        let mut session = session
-            .lock()
-            .map_err(|_| "the sender session lock was poisoned".to_string())?;
-        let was = session.is_welcomed();
-        let decoded = session.feed(chunk);
-        (was, decoded, session.is_welcomed())
-    };
-    if now_welcomed && !was_welcomed {
-        send(to_inbox, Incoming::Welcomed)?;
-    }
-    let messages = decoded.map_err(|error| error.to_string())?;
-    for message in messages {
-        let fatal = match &message {
+    let decoded = session
+        .lock()
+        .map_err(|_| "the sender session lock was poisoned".to_string())?
+        .feed(chunk);
+    for message in decoded.map_err(|error| error.to_string())? {
+        match message {
+            BridgeMessage::Welcome { .. } => send(to_inbox, Incoming::Welcomed)?,
             BridgeMessage::Error { reason } => {
-                Some(format!("the bridge reported an error: {reason}"))
+                let error = BridgeMessage::Error {
+                    reason: reason.clone(),
+                };
+                send(to_inbox, Incoming::Message(error))?;
+                return Err(format!("the bridge reported an error: {reason}"));
             }
-            _ => None,
-        };
-        send(to_inbox, Incoming::Message(message))?;
-        if let Some(reason) = fatal {
-            return Err(reason);
+            other => send(to_inbox, Incoming::Message(other))?,
         }
     }
     Ok(())

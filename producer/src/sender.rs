@@ -75,7 +75,9 @@ impl Sender {
 
     /// Speaks the protocol over any byte stream (stdin/stdout of
     /// `newton-atspi-bridge serve --stdio`, a pipe, an ssh channel): sends
-    /// the hello and waits for the Welcome.
+    /// the hello and waits for the Welcome. The reader thread owns `read`
+    /// and ends when it reaches end of file or fails; dropping the `Sender`
+    /// closes `write` but cannot interrupt a blocked `read`.
     pub fn from_stream<R, W>(read: R, write: W, hello: Hello) -> Result<Self, ConnectError>
     where
         R: Read + Send + 'static,

@@ -203,3 +203,49 @@ fn sync_keeps_other_messages_for_recv() {
         }))
     );
 }
+
+#[test]
+fn one_sender_serves_a_pushing_thread_and_an_action_thread() {
+    let (sender, bridge) = connect_pair(Encoding::Postcard);
+    let sender = std::sync::Arc::new(sender);
+    let surface = SurfaceId(5);
+    sender.create_surface(surface, None).unwrap();
+    let actions = {
+        let sender = sender.clone();
+        std::thread::spawn(move || {
+            let mut clicks = 0;
+            while clicks < 3 {
+                match sender.recv_timeout(PATIENCE) {
+                    Ok(BridgeMessage::Action { .. }) => clicks += 1,
+                    Ok(_) => {}
+                    Err(error) => panic!("{error}"),
+                }
+            }
+            clicks
+        })
+    };
+    sender.update(surface, full_tree("0")).unwrap();
+    sender.commit(surface).unwrap();
+    let request = ActionRequest {
+        action: Action::Click,
+        target_tree: TreeId::ROOT,
+        target_node: NodeId(1),
+        data: None,
+    };
+    for label in ["1", "2", "3"] {
+        bridge.send(&BridgeMessage::Action {
+            surface,
+            request: request.clone(),
+        });
+        sender.update(surface, relabel(label)).unwrap();
+        sender.commit(surface).unwrap();
+    }
+    assert_eq!(actions.join().unwrap(), 3);
+    sender.goodbye().unwrap();
+    let applied = bridge
+        .join()
+        .iter()
+        .filter(|seen| matches!(seen, Seen::Applied { .. }))
+        .count();
+    assert_eq!(applied, 4);
+}

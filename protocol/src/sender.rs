@@ -117,10 +117,9 @@ impl SenderSession {
         Ok(encode_frame(&payload)?)
     }
 
-    /// Feeds bytes read from the bridge; returns its messages in order.
-    /// `Welcome` is consumed here (check [`SenderSession::is_welcomed`])
-    /// and not returned; everything else is. After an error the session
-    /// stays failed.
+    /// Feeds bytes read from the bridge; returns its messages in order,
+    /// `Welcome` included (the session also records its frame limit).
+    /// After an error the session stays failed and ignores later bytes.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<BridgeMessage>, BridgeStreamError> {
         let mut payloads = Vec::new();
         let framing = self.decoder.feed(bytes, &mut payloads);
@@ -164,7 +163,7 @@ impl SenderSession {
                 max_frame_bytes,
             } if protocol == PROTOCOL_VERSION => {
                 self.state = State::Open { max_frame_bytes };
-                Ok(None)
+                Ok(Some(message))
             }
             BridgeMessage::Welcome { protocol, .. } => Err(BridgeStreamError::Version(protocol)),
             BridgeMessage::Error { .. } => {
