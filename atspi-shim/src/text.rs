@@ -1166,7 +1166,12 @@ impl<'a> TextModel<'a> {
     /// The offset of the character under a surface-relative point; `None`
     /// when the point is outside the node or there is no geometry.
     pub(crate) fn offset_at_point(&self, (x, y): (f64, f64)) -> Option<usize> {
-        if self.runs.is_empty() {
+        // Without per-character geometry the consumer would answer the end
+        // of the text for any point; atk's answer for "unknown" is -1.
+        let has_geometry = self.runs.iter().any(|run| {
+            run.node.data().character_positions().is_some() && run.node.data().bounds().is_some()
+        });
+        if !has_geometry {
             return None;
         }
         let point = Point::new(x, y);

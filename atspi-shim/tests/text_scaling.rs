@@ -1,6 +1,6 @@
 //! Measurement, not a pass/fail test: how Text calls scale with the text's
 //! size. Every call rebuilds the text model from the replica (O(length)),
-//! so this prints the cost per call for documents of growing size and the
+//! so this prints the cost per call (fastest of five batches) for documents of growing size and the
 //! ratio to the smallest one. Run with
 //! `cargo test -p newton-atspi-shim --release --test text_scaling -- --ignored --nocapture`.
 
@@ -69,12 +69,18 @@ fn per_call_micros(replica: &AppReplica, member: &str, body: (i32, u32), rounds:
         .and_then(|b| b.interface("org.a11y.atspi.Text"))
         .and_then(|b| b.build(&body))
         .expect("call");
-    let started = Instant::now();
-    for _ in 0..rounds {
-        let handled = handle_call(&app, &call).expect("reply");
-        std::hint::black_box(handled);
-    }
-    started.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+    // The fastest of five batches: the machine is shared, so the minimum is
+    // the least disturbed figure.
+    (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            for _ in 0..rounds {
+                let handled = handle_call(&app, &call).expect("reply");
+                std::hint::black_box(handled);
+            }
+            started.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 #[test]
@@ -94,7 +100,7 @@ fn text_call_cost_scales_linearly_with_length() {
         let middle = (lines as i32 / 2) * 55 + 20;
         for (q, (member, (offset, kind))) in queries.iter().enumerate() {
             let offset = if *offset < 0 { middle } else { *offset };
-            let micros = per_call_micros(&replica, member, (offset, *kind), 200);
+            let micros = per_call_micros(&replica, member, (offset, *kind), 40);
             if row == 0 {
                 baseline[q] = micros;
             }
