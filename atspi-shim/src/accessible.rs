@@ -112,9 +112,18 @@ pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handle
             no_args(call)?;
             method_return(call, &(roles::atspi_role(&ctx.node) as u32,))?
         }
-        "GetRoleName" | "GetLocalizedRoleName" => {
+        "GetRoleName" => {
             no_args(call)?;
             method_return(call, &(roles::role_name(roles::atspi_role(&ctx.node)),))?
+        }
+        "GetLocalizedRoleName" => {
+            // An author's role description is what the user should hear.
+            no_args(call)?;
+            let name = ctx
+                .node
+                .role_description()
+                .unwrap_or_else(|| roles::role_name(roles::atspi_role(&ctx.node)));
+            method_return(call, &(name,))?
         }
         "GetState" => {
             no_args(call)?;

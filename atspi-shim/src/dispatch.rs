@@ -14,8 +14,8 @@ use crate::context::{AppContext, NodeCtx};
 use crate::objects::{self, Object};
 use crate::reply::{args, method_return};
 use crate::{
-    accessible, action, application, cache, component, document, editable_text, hyperlink,
-    hypertext, image, introspect, selection, text, value, CallError, Handled,
+    accessible, action, application, cache, collection, component, document, editable_text,
+    hyperlink, hypertext, image, introspect, selection, text, value, CallError, Handled,
 };
 
 pub(crate) const PROPERTIES_INTERFACE: &str = "org.freedesktop.DBus.Properties";
@@ -68,6 +68,7 @@ pub(crate) static NODE_INTERFACES: &[NodeInterface] = &[
     node_interface!(hypertext, hypertext::PROPERTIES),
     node_interface!(hyperlink, hyperlink::PROPERTIES),
     node_interface!(document, document::PROPERTIES),
+    node_interface!(collection, &[]),
 ];
 
 /// The full names of the interfaces this node really implements.

@@ -63,6 +63,16 @@ const SHAPES: &[InterfaceShape] = &[
     ),
     ("org.a11y.atspi.Cache", &["GetItems"], &[]),
     (
+        "org.a11y.atspi.Collection",
+        &[
+            "GetMatches",
+            "GetMatchesTo",
+            "GetMatchesFrom",
+            "GetActiveDescendant",
+        ],
+        &[],
+    ),
+    (
         "org.a11y.atspi.Component",
         &[
             "Contains",

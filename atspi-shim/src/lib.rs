@@ -25,6 +25,7 @@ mod accessible;
 mod action;
 mod application;
 mod cache;
+mod collection;
 mod component;
 mod document;
 mod editable_text;

@@ -291,3 +291,156 @@ fn images_and_toggle_buttons() {
         assert!(states.contains(state), "{state:?} missing");
     }
 }
+
+type Rule = (
+    Vec<i32>,
+    i32,
+    HashMap<String, String>,
+    i32,
+    Vec<i32>,
+    i32,
+    Vec<String>,
+    i32,
+    bool,
+);
+
+fn role_bits(roles: &[u32]) -> Vec<i32> {
+    let mut words = vec![0i32; 5];
+    for role in roles {
+        words[(role / 32) as usize] |= (1u32 << (role % 32)) as i32;
+    }
+    words
+}
+
+fn rule(roles: &[u32], attributes: &[(&str, &str)], interfaces: &[&str]) -> Rule {
+    let attributes = attributes
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let interfaces = interfaces.iter().map(|s| s.to_string()).collect();
+    (
+        vec![0, 0],
+        1,
+        attributes,
+        1,
+        role_bits(roles),
+        2,
+        interfaces,
+        1,
+        false,
+    )
+}
+
+#[test]
+fn collection_finds_by_role_attribute_interface_and_state() {
+    let h = form();
+    let collection = "org.a11y.atspi.Collection";
+    let window = node(1);
+    let buttons: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(rule(&[43], &[], &[]), 1u32, 0i32, true),
+    );
+    assert_eq!(
+        buttons,
+        vec![node_ref(14)],
+        "the hidden button is not exposed"
+    );
+    let entries: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(
+            rule(&[], &[("placeholder-text", "nothing:YOUR NAME")], &[]),
+            1u32,
+            0i32,
+            true,
+        ),
+    );
+    assert_eq!(
+        entries,
+        vec![node_ref(12)],
+        "alternatives, case-insensitive"
+    );
+    let clickable: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(rule(&[], &[], &["action(click)"]), 1u32, 0i32, true),
+    );
+    assert_eq!(clickable, vec![node_ref(14)]);
+    let all: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(rule(&[], &[], &[]), 1u32, 0i32, true),
+    );
+    assert_eq!(
+        all,
+        [10, 11, 12, 14].map(node_ref),
+        "canonical pre-order, not the collection itself"
+    );
+    let children: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(rule(&[], &[], &[]), 1u32, 0i32, false),
+    );
+    assert_eq!(children, [10, 11, 14].map(node_ref));
+    let first: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(rule(&[], &[], &[]), 1u32, 1i32, true),
+    );
+    assert_eq!(first, vec![node_ref(10)]);
+    let reversed: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(rule(&[], &[], &[]), 4u32, 0i32, true),
+    );
+    assert_eq!(reversed, [14, 12, 11, 10].map(node_ref));
+    let mut focused = rule(&[], &[], &[]);
+    focused.0 = vec![1 << 12, 0]; // FOCUSED
+    let found: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatches",
+        &(focused, 1u32, 0i32, true),
+    );
+    assert_eq!(found, vec![node_ref(12)]);
+
+    let path = zvariant::ObjectPath::try_from(node(14)).expect("path");
+    let before: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatchesTo",
+        &(
+            path.clone(),
+            rule(&[], &[], &[]),
+            1u32,
+            2u32,
+            false,
+            0i32,
+            true,
+        ),
+    );
+    assert_eq!(before, [12, 11, 10].map(node_ref), "nearest first");
+    let path = zvariant::ObjectPath::try_from(node(10)).expect("path");
+    let after: Vec<Ref> = h.ok(
+        &window,
+        collection,
+        "GetMatchesFrom",
+        &(path, rule(&[], &[], &[]), 1u32, 2u32, 0i32, true),
+    );
+    assert_eq!(after, [11, 12, 14].map(node_ref));
+    let (name, _) = h.err(
+        &window,
+        collection,
+        "GetMatches",
+        &(rule(&[], &[], &[]), 1u32),
+    );
+    assert_eq!(name, "org.freedesktop.DBus.Error.InvalidArgs");
+}
