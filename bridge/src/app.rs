@@ -24,11 +24,17 @@ pub struct AppState {
     pub desktop: Option<Desktop>,
 }
 
+/// The application's current connection to the accessibility bus (replaced
+/// when the bus restarts).
+struct Bus {
+    conn: zbus::Connection,
+    unique_name: String,
+}
+
 /// A bridged application.
 pub struct BridgedApp {
     pub info: AppInfo,
-    pub conn: zbus::Connection,
-    unique_name: String,
+    bus: Mutex<Bus>,
     state: Mutex<AppState>,
     to_sender: async_channel::Sender<BridgeMessage>,
     listeners: SharedListeners,
@@ -43,11 +49,7 @@ impl BridgedApp {
         to_sender: async_channel::Sender<BridgeMessage>,
         listeners: SharedListeners,
     ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
-        let conn = crate::a11y_bus::connect(a11y_address).await?;
-        let unique_name = conn
-            .unique_name()
-            .map(|n| n.to_string())
-            .unwrap_or_default();
+        let bus = open_bus(a11y_address).await?;
         let state = AppState {
             replica: AppReplica::new(limits),
             app_id: 0,
@@ -55,16 +57,45 @@ impl BridgedApp {
         };
         Ok(Arc::new(Self {
             info,
-            conn,
-            unique_name,
+            bus: Mutex::new(bus),
             state: Mutex::new(state),
             to_sender,
             listeners,
         }))
     }
 
-    pub fn unique_name(&self) -> &str {
-        &self.unique_name
+    /// This application's unique name on the accessibility bus.
+    pub fn unique_name(&self) -> String {
+        self.lock_bus().unique_name.clone()
+    }
+
+    /// The current bus connection (a cheap handle).
+    pub fn conn(&self) -> zbus::Connection {
+        self.lock_bus().conn.clone()
+    }
+
+    fn lock_bus(&self) -> MutexGuard<'_, Bus> {
+        self.bus
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The accessibility bus restarted: connect again, answer calls on the
+    /// new connection and embed again. The replica is kept as it is.
+    pub async fn reconnect(
+        self: &Arc<Self>,
+        a11y_address: &str,
+        executor: &async_executor::Executor<'static>,
+    ) -> Result<(), crate::a11y_bus::BusError> {
+        let bus = open_bus(a11y_address).await?;
+        let conn = bus.conn.clone();
+        *self.lock_bus() = bus;
+        self.lock().desktop = None;
+        executor.spawn(self.clone().serve_calls(conn)).detach();
+        if let Err(e) = self.embed().await {
+            warn!(app = %self.info.name, "could not embed after reconnecting: {e}");
+        }
+        Ok(())
     }
 
     /// The state lock. A panic while it was held (a bug, never expected) does
@@ -78,11 +109,12 @@ impl BridgedApp {
 
     /// Runs `f` with the shim's view of this application.
     pub fn with_context<R>(&self, f: impl FnOnce(&AppContext) -> R) -> R {
+        let unique_name = self.unique_name();
         let state = self.lock();
         let context = AppContext {
             replica: &state.replica,
             info: &self.info,
-            unique_name: &self.unique_name,
+            unique_name: &unique_name,
             desktop: state
                 .desktop
                 .as_ref()
@@ -95,15 +127,15 @@ impl BridgedApp {
     /// Registers with the registry; the dispatch loop must already run
     /// because the registry calls back (`Properties.Set` of `Application.Id`).
     pub async fn embed(&self) -> zbus::Result<()> {
-        let desktop = registry::embed(&self.conn).await?;
-        info!(app = %self.info.name, bus = %self.unique_name, "embedded in the desktop");
+        let desktop = registry::embed(&self.conn()).await?;
+        info!(app = %self.info.name, bus = %self.unique_name(), "embedded in the desktop");
         self.lock().desktop = Some(desktop);
         Ok(())
     }
 
-    /// Answers method calls until the connection closes.
-    pub async fn serve_calls(self: Arc<Self>) {
-        let mut stream = zbus::MessageStream::from(&self.conn);
+    /// Answers method calls on `conn` until it closes.
+    pub async fn serve_calls(self: Arc<Self>, conn: zbus::Connection) {
+        let mut stream = zbus::MessageStream::from(&conn);
         while let Some(message) = stream.next().await {
             let Ok(message) = message else { continue };
             if message.message_type() != MessageType::MethodCall {
@@ -114,7 +146,7 @@ impl BridgedApp {
                 .filter(|(_, wanted)| *wanted)
                 .map(|(reply, _)| reply)
             {
-                if let Err(e) = self.conn.send(&reply).await {
+                if let Err(e) = conn.send(&reply).await {
                     debug!("could not send a reply: {e}");
                 }
             }
@@ -167,8 +199,9 @@ impl BridgedApp {
     /// Sends, in order, the signals someone listens for (and those libatspi
     /// always needs); failures are logged, never fatal.
     pub async fn emit(&self, signals: Vec<Message>) {
+        let conn = self.conn();
         for signal in signals.into_iter().filter(|s| self.listeners.wants(s)) {
-            if let Err(e) = self.conn.send(&signal).await {
+            if let Err(e) = conn.send(&signal).await {
                 debug!("could not emit a signal: {e}");
             }
         }
@@ -273,7 +306,7 @@ impl BridgedApp {
         let changes = self.lock().replica.clear();
         let signals = self.events_for(&changes);
         self.emit(signals).await;
-        if let Err(e) = registry::unembed(&self.conn).await {
+        if let Err(e) = registry::unembed(&self.conn()).await {
             debug!("unembed failed (the registry drops us on disconnect anyway): {e}");
         }
         info!(app = %self.info.name, "application removed");
@@ -309,4 +342,13 @@ pub fn wanted_message(surface: SurfaceId, wanted: bool) -> BridgeMessage {
     } else {
         BridgeMessage::UpdatesUnwanted { surface }
     }
+}
+
+async fn open_bus(a11y_address: &str) -> Result<Bus, crate::a11y_bus::BusError> {
+    let conn = crate::a11y_bus::connect(a11y_address).await?;
+    let unique_name = conn
+        .unique_name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    Ok(Bus { conn, unique_name })
 }

@@ -23,7 +23,9 @@ use crate::{a11y_bus, sender, socket};
 
 /// Settings and the live applications, shared by every sender task.
 pub struct Daemon {
-    pub a11y_address: String,
+    /// Explicit `--a11y-bus` address; otherwise found as libatspi does.
+    explicit_address: Option<String>,
+    a11y_address: Mutex<String>,
     pub limits: Limits,
     pub max_frame_bytes: u32,
     pub executor: Arc<Executor<'static>>,
@@ -53,6 +55,50 @@ impl Daemon {
         self.apps
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The accessibility bus's current address.
+    pub fn a11y_address(&self) -> String {
+        self.a11y_address
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// After the accessibility bus went away: waits for it to come back,
+    /// then reconnects and re-embeds every application. Returns the new
+    /// control connection.
+    pub async fn reconnect_bus(&self) -> zbus::Connection {
+        let mut delay = std::time::Duration::from_millis(100);
+        loop {
+            let address = match &self.explicit_address {
+                Some(address) => Ok(address.clone()),
+                None => a11y_bus::find_address().await,
+            };
+            let connected = match address {
+                Ok(address) => a11y_bus::connect(&address)
+                    .await
+                    .map(|conn| (address, conn)),
+                Err(error) => Err(error),
+            };
+            match connected {
+                Ok((address, control)) => {
+                    info!(%address, "accessibility bus is back; reconnecting every application");
+                    *self.a11y_address.lock().unwrap_or_else(|p| p.into_inner()) = address.clone();
+                    for app in self.all_apps() {
+                        if let Err(e) = app.reconnect(&address, &self.executor).await {
+                            warn!(app = %app.info.name, "could not reconnect: {e}");
+                        }
+                    }
+                    return control;
+                }
+                Err(error) => {
+                    warn!("{error}; retrying in {} ms", delay.as_millis());
+                    async_io::Timer::after(delay).await;
+                    delay = (delay * 2).min(std::time::Duration::from_secs(5));
+                }
+            }
+        }
     }
 
     /// Whether senders should build and push updates now.
@@ -138,7 +184,8 @@ async fn serve(
         ..Limits::default()
     };
     let daemon = Arc::new(Daemon {
-        a11y_address,
+        explicit_address: args.a11y_bus.clone().filter(|a| !a.is_empty()),
+        a11y_address: Mutex::new(a11y_address),
         limits,
         max_frame_bytes: args.max_frame_bytes,
         executor: executor.clone(),
@@ -148,9 +195,9 @@ async fn serve(
         apps: Mutex::new(BTreeMap::new()),
         next_app: AtomicU64::new(1),
     });
-    let control = a11y_bus::connect(&daemon.a11y_address).await?;
+    let control = a11y_bus::connect(&daemon.a11y_address()).await?;
     executor
-        .spawn(listeners::watch(daemon.clone(), control))
+        .spawn(listeners::watch_bus(daemon.clone(), control))
         .detach();
     executor
         .spawn(listeners::watch_enabled(daemon.clone()))

@@ -74,18 +74,29 @@ impl SharedListeners {
     }
 }
 
+/// Follows the accessibility bus for the daemon's whole life: listeners,
+/// registry restarts, and the bus itself going away (then every application
+/// is reconnected once it is back).
+pub async fn watch_bus(daemon: Arc<Daemon>, mut conn: zbus::Connection) {
+    loop {
+        watch(&daemon, &conn).await;
+        warn!("lost the accessibility bus; waiting for it to come back");
+        conn = daemon.reconnect_bus().await;
+    }
+}
+
 /// Follows listener (de)registrations and registry restarts until the bus
 /// connection ends.
-pub async fn watch(daemon: Arc<Daemon>, conn: zbus::Connection) {
-    let registry_signals = match signal_stream(&conn, "org.a11y.atspi.Registry").await {
+async fn watch(daemon: &Arc<Daemon>, conn: &zbus::Connection) {
+    let registry_signals = match signal_stream(conn, "org.a11y.atspi.Registry").await {
         Ok(stream) => stream,
         Err(e) => return warn!("cannot follow event listeners ({e}); sending every event"),
     };
-    let owner_changes = match signal_stream(&conn, "org.freedesktop.DBus").await {
+    let owner_changes = match signal_stream(conn, "org.freedesktop.DBus").await {
         Ok(stream) => stream,
         Err(e) => return warn!("cannot follow the registry's restarts ({e})"),
     };
-    refresh(&daemon, &conn).await;
+    refresh(daemon, conn).await;
     let mut signals = futures::stream::select(registry_signals, owner_changes);
     while let Some(Ok(signal)) = signals.next().await {
         let header = signal.header();
@@ -102,7 +113,7 @@ pub async fn watch(daemon: Arc<Daemon>, conn: zbus::Connection) {
                     daemon.update_presence();
                 }
             }
-            Some("NameOwnerChanged") => on_owner_change(&daemon, &conn, &signal).await,
+            Some("NameOwnerChanged") => on_owner_change(daemon, conn, &signal).await,
             _ => {}
         }
     }

@@ -226,7 +226,7 @@ impl Connection {
         }
         let (to_sender, from_app) = async_channel::bounded::<BridgeMessage>(OUTBOX_FRAMES);
         let app = match BridgedApp::connect(
-            &self.daemon.a11y_address,
+            &self.daemon.a11y_address(),
             info,
             self.daemon.limits,
             to_sender,
@@ -245,7 +245,7 @@ impl Connection {
         };
         self.daemon
             .executor
-            .spawn(app.clone().serve_calls())
+            .spawn(app.clone().serve_calls(app.conn()))
             .detach();
         self.daemon
             .executor
