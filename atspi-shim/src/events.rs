@@ -34,7 +34,7 @@ use crate::context::{AppContext, NodeCtx};
 use crate::coords::{to_xywh, CoordType};
 use crate::objects::{self, exposure_filter, is_exposed};
 use crate::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
-use crate::{accessible, roles, states};
+use crate::{accessible, relations, roles, states};
 
 /// Beyond this many added/removed nodes in one change set, per-node Cache
 /// and defunct signals go to subtree roots only.
@@ -343,15 +343,7 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
                     Value::U32(roles::atspi_role(&ctx.node) as u32),
                 );
             }
-            Change::Name { .. } => {
-                out.object(
-                    path,
-                    "PropertyChange",
-                    "accessible-name",
-                    0,
-                    Value::from(accessible::name(&ctx)),
-                );
-            }
+            Change::Name { .. } => name_changed(&ctx, out),
             Change::Description { .. } => {
                 out.object(
                     path,
@@ -364,11 +356,7 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
             Change::NumericValue { .. } => {
                 out.object(path, "PropertyChange", "accessible-value", 0, Value::I32(0))
             }
-            Change::Value { .. }
-                if !ctx.node.supports_text_ranges() && ctx.node.numeric_value().is_none() =>
-            {
-                out.object(path, "PropertyChange", "accessible-value", 0, Value::I32(0));
-            }
+            Change::Value { old, new } => value_changed(&ctx, update, old, new, out),
             Change::Toggled { old, new } => toggled_changed(&ctx, path, *old, *new, out),
             Change::Selected { old, new } if old.unwrap_or(false) != new.unwrap_or(false) => {
                 out.state(path, State::Selected, new.unwrap_or(false));
@@ -395,6 +383,63 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
             }
             _ => {}
         }
+    }
+}
+
+/// accessible-name on the node and on nearby nodes it labels.
+fn name_changed(ctx: &NodeCtx, out: &mut Out) {
+    let path = ctx.path();
+    out.object(
+        path.as_str(),
+        "PropertyChange",
+        "accessible-name",
+        0,
+        Value::from(accessible::name(ctx)),
+    );
+    for labelled in relations::labelled_nodes(&ctx.node) {
+        let target = ctx.with_node(labelled);
+        let name = Value::from(accessible::name(&target));
+        out.object(
+            target.path().as_str(),
+            "PropertyChange",
+            "accessible-name",
+            0,
+            name,
+        );
+    }
+}
+
+/// A string value changed: a Label's name, the text of a text node without
+/// runs (its text is its value), or else the accessible value.
+fn value_changed(
+    ctx: &NodeCtx,
+    update: &NodeUpdate,
+    old: &Option<String>,
+    new: &Option<String>,
+    out: &mut Out,
+) {
+    let path = ctx.path();
+    let path = path.as_str();
+    let has_name_change = update
+        .changes
+        .iter()
+        .any(|c| matches!(c, Change::Name { .. }));
+    if ctx.node.label_comes_from_value() && !has_name_change {
+        name_changed(ctx, out);
+    }
+    if ctx.node.supports_text_ranges() {
+        return; // Change::Text carries the edit.
+    }
+    if ctx.node.is_text_input() || ctx.node.label_comes_from_value() {
+        let edit = text_edit(old.as_deref().unwrap_or(""), new.as_deref().unwrap_or(""));
+        if let Some((start, removed)) = edit.deleted {
+            out.object_text(path, "delete", start, removed);
+        }
+        if let Some((start, inserted)) = edit.inserted {
+            out.object_text(path, "insert", start, inserted);
+        }
+    } else if ctx.node.numeric_value().is_none() {
+        out.object(path, "PropertyChange", "accessible-value", 0, Value::I32(0));
     }
 }
 

@@ -100,12 +100,21 @@ fn resolve_targets(ctx: &NodeCtx, ids: &[NodeId]) -> Vec<ObjectRef> {
 
 fn reverse_relations(ctx: &NodeCtx) -> Vec<Relation> {
     let me = ctx.id();
-    let scope = ctx
-        .node
+    let mut found: Vec<Relation> = Vec::new();
+    for source in neighbourhood(&ctx.node) {
+        record_reverse(ctx, &source, me, &mut found);
+    }
+    found
+}
+
+/// Exposed nodes near `node` (the grandparent's subtree, at most
+/// [`REVERSE_SCAN_BUDGET`] nodes visited), `node` itself excluded.
+fn neighbourhood<'a>(node: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
+    let scope = node
         .parent()
         .and_then(|p| p.parent().or(Some(p)))
-        .unwrap_or(ctx.node);
-    let mut found: Vec<Relation> = Vec::new();
+        .unwrap_or(*node);
+    let mut near = Vec::new();
     let mut stack = vec![scope];
     let mut visited = 0;
     while let Some(source) = stack.pop() {
@@ -113,12 +122,22 @@ fn reverse_relations(ctx: &NodeCtx) -> Vec<Relation> {
         if visited > REVERSE_SCAN_BUDGET {
             break;
         }
-        if source.id() != ctx.node.id() && is_exposed(&source) {
-            record_reverse(ctx, &source, me, &mut found);
+        if source.id() != node.id() && is_exposed(&source) {
+            near.push(source);
         }
         stack.extend(source.children().rev());
     }
-    found
+    near
+}
+
+/// Nearby nodes whose name comes from `node` through `labelled_by` (their
+/// name changes when `node`'s label or value does).
+pub(crate) fn labelled_nodes<'a>(node: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
+    let me = node.locate().0;
+    neighbourhood(node)
+        .into_iter()
+        .filter(|n| n.data().labelled_by().contains(&me))
+        .collect()
 }
 
 fn record_reverse(ctx: &NodeCtx, source: &NodeRef, me: NodeId, found: &mut Vec<Relation>) {

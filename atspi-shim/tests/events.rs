@@ -349,3 +349,63 @@ fn reparented_child_moves_with_parent_change() {
         "a moved node is not defunct"
     );
 }
+
+#[test]
+fn label_value_renames_the_label_and_what_it_labels() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2), NodeId(3)]);
+    let label = |text: &str| {
+        let mut n = Node::new(Role::Label);
+        n.set_value(text);
+        n
+    };
+    let mut input = Node::new(Role::TextInput);
+    input.set_labelled_by(vec![NodeId(2)]);
+    input.set_value("abc");
+    let mut h = Harness::custom(full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), label("Name")),
+            (NodeId(3), input.clone()),
+        ],
+        NodeId(3),
+    ));
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), label("Full name"))],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(3),
+    });
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    let renamed: Vec<(String, String)> = events
+        .iter()
+        .zip(&messages)
+        .filter(|(e, _)| e.3 == "accessible-name")
+        .map(|(e, m)| (e.0.clone(), any_data::<String>(m)))
+        .collect();
+    assert_eq!(
+        renamed,
+        vec![
+            (node(2), "Full name".to_owned()),
+            (node(3), "Full name".to_owned())
+        ]
+    );
+
+    // An input without text runs: its text is its value.
+    input.set_value("abXc");
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(3), input)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(3),
+    });
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    let insert = events
+        .iter()
+        .position(|e| *e == ev(&node(3), "TextChanged", "insert", 2, 1))
+        .expect("insert");
+    assert_eq!(any_data::<String>(&messages[insert]), "X");
+    assert!(!events.iter().any(|e| e.3 == "accessible-value"));
+}
