@@ -15,7 +15,8 @@ use crate::objects::{self, Object};
 use crate::reply::{args, method_return};
 use crate::{
     accessible, action, application, cache, collection, component, document, editable_text,
-    hyperlink, hypertext, image, introspect, selection, text, value, CallError, Handled,
+    hyperlink, hypertext, image, introspect, selection, table, table_cell, text, value, CallError,
+    Handled,
 };
 
 pub(crate) const PROPERTIES_INTERFACE: &str = "org.freedesktop.DBus.Properties";
@@ -68,6 +69,8 @@ pub(crate) static NODE_INTERFACES: &[NodeInterface] = &[
     node_interface!(hypertext, hypertext::PROPERTIES),
     node_interface!(hyperlink, hyperlink::PROPERTIES),
     node_interface!(document, document::PROPERTIES),
+    node_interface!(table, table::PROPERTIES),
+    node_interface!(table_cell, table_cell::PROPERTIES),
     node_interface!(collection, &[]),
 ];
 

@@ -39,6 +39,8 @@ mod relations;
 mod roles;
 mod selection;
 mod states;
+mod table;
+mod table_cell;
 mod text;
 mod value;
 

@@ -444,3 +444,82 @@ fn collection_finds_by_role_attribute_interface_and_state() {
     );
     assert_eq!(name, "org.freedesktop.DBus.Error.InvalidArgs");
 }
+
+/// Grid (2): header row (3) [Name (10), Size (11)]; row group (4) [row (5)
+/// [a (12), 1 (13)], row (6, selected) [wide cell (14) spanning 2 columns]].
+fn grid() -> Harness {
+    let mut window = make(Role::Window, Some("Files"), (0.0, 0.0, 400.0, 300.0));
+    window.set_children(vec![NodeId(2)]);
+    let mut grid = make(Role::Grid, Some("Files"), (0.0, 0.0, 400.0, 90.0));
+    grid.set_children(vec![NodeId(3), NodeId(4)]);
+    let row = |children: Vec<NodeId>, y: f64| {
+        let mut n = make(Role::Row, None, (0.0, y, 400.0, 30.0));
+        n.set_children(children);
+        n
+    };
+    let cell = |role: Role, text: &str, x: f64, y: f64| make(role, Some(text), (x, y, 200.0, 30.0));
+    let mut group = make(Role::RowGroup, None, (0.0, 30.0, 400.0, 60.0));
+    group.set_children(vec![NodeId(5), NodeId(6)]);
+    let mut selected = row(vec![NodeId(14)], 60.0);
+    selected.set_selected(true);
+    let mut wide = cell(Role::GridCell, "wide", 0.0, 60.0);
+    wide.set_column_span(2);
+    Harness::custom(full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), grid),
+            (NodeId(3), row(vec![NodeId(10), NodeId(11)], 0.0)),
+            (NodeId(4), group),
+            (NodeId(5), row(vec![NodeId(12), NodeId(13)], 30.0)),
+            (NodeId(6), selected),
+            (NodeId(10), cell(Role::ColumnHeader, "Name", 0.0, 0.0)),
+            (NodeId(11), cell(Role::ColumnHeader, "Size", 200.0, 0.0)),
+            (NodeId(12), cell(Role::GridCell, "a", 0.0, 30.0)),
+            (NodeId(13), cell(Role::GridCell, "1", 200.0, 30.0)),
+            (NodeId(14), wide),
+        ],
+        NodeId(2),
+    ))
+}
+
+#[test]
+fn tables_and_cells() {
+    let h = grid();
+    let table = "org.a11y.atspi.Table";
+    let cell = "org.a11y.atspi.TableCell";
+    let grid = node(2);
+    assert_eq!(h.prop::<i32>(&grid, table, "NRows"), 3);
+    assert_eq!(h.prop::<i32>(&grid, table, "NColumns"), 2);
+    assert_eq!(h.prop::<i32>(&grid, table, "NSelectedRows"), 1);
+    let at: Ref = h.ok(&grid, table, "GetAccessibleAt", &(1i32, 1i32));
+    assert_eq!(at, node_ref(13));
+    let at: Ref = h.ok(&grid, table, "GetAccessibleAt", &(2i32, 1i32));
+    assert_eq!(at, node_ref(14), "the wide cell covers both columns");
+    assert_eq!(
+        h.ok::<i32, _>(&grid, table, "GetColumnExtentAt", &(2i32, 0i32)),
+        2
+    );
+    let header: Ref = h.ok(&grid, table, "GetColumnHeader", &(1i32,));
+    assert_eq!(header, node_ref(11));
+    assert_eq!(
+        h.ok::<Vec<i32>, _>(&grid, table, "GetSelectedRows", &()),
+        vec![2]
+    );
+    assert_eq!(h.ok::<i32, _>(&grid, table, "GetIndexAt", &(1i32, 1i32)), 3);
+    let extents: (bool, i32, i32, i32, i32, bool) =
+        h.ok(&grid, table, "GetRowColumnExtentsAtIndex", &(4i32,));
+    assert_eq!(extents, (true, 2, 0, 1, 2, true));
+    let (name, _) = h.err(&grid, table, "GetAccessibleAt", &(5i32, 0i32));
+    assert_eq!(name, "org.freedesktop.DBus.Error.InvalidArgs");
+
+    let span: (bool, i32, i32, i32, i32) = h.ok(&node(13), cell, "GetRowColumnSpan", &());
+    assert_eq!(span, (true, 1, 1, 1, 1));
+    let position: (i32, i32) = h.prop(&node(14), cell, "Position");
+    assert_eq!(position, (2, 0));
+    let table_ref: Ref = h.prop(&node(13), cell, "Table");
+    assert_eq!(table_ref, node_ref(2));
+    let headers: Vec<Ref> = h.ok(&node(14), cell, "GetColumnHeaderCells", &());
+    assert_eq!(headers, vec![node_ref(10), node_ref(11)]);
+    let interfaces: Vec<String> = h.ok(&node(12), ACCESSIBLE, "GetInterfaces", &());
+    assert!(interfaces.iter().any(|i| i == "org.a11y.atspi.TableCell"));
+}

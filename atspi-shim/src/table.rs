@@ -1,0 +1,379 @@
+//! `org.a11y.atspi.Table` on tables and grids, and the grid model shared
+//! with `TableCell`.
+//!
+//! Model: rows are the table's Row descendants (through row groups and
+//! other containers, never into a nested table); cells are a row's exposed
+//! cell-like children. A cell's position is its `row_index`/`column_index`
+//! when the producer sends them, else the next free slot (row and column
+//! spans occupy slots). NRows/NColumns are the producer's counts when set,
+//! else what the cells cover. Linear indices are row-major
+//! (`row * columns + column`). Building the model costs O(cells) per call.
+//! AccessKit has no column selection: selected columns are always empty and
+//! selection changes answer false.
+
+use std::collections::HashSet;
+
+use accesskit::Role;
+use accesskit_consumer::NodeRef;
+use zbus::message::Message;
+use zvariant::OwnedValue;
+
+use crate::accessible::no_args;
+use crate::context::NodeCtx;
+use crate::objects::{exposed_children, to_i32};
+use crate::paths::{self, ObjectRef};
+use crate::properties::{owned, owned_ref};
+use crate::reply::{args, method_return};
+use crate::{CallError, Handled};
+
+pub(crate) const INTERFACE: &str = "org.a11y.atspi.Table";
+pub(crate) const PROPERTIES: &[&str] = &[
+    "NRows",
+    "NColumns",
+    "Caption",
+    "Summary",
+    "NSelectedRows",
+    "NSelectedColumns",
+];
+
+pub(crate) fn is_table(node: &NodeRef) -> bool {
+    matches!(
+        node.role(),
+        Role::Table | Role::Grid | Role::TreeGrid | Role::LayoutTable | Role::ListGrid
+    )
+}
+
+fn is_row(node: &NodeRef) -> bool {
+    matches!(node.role(), Role::Row | Role::LayoutTableRow)
+}
+
+pub(crate) fn is_cell(node: &NodeRef) -> bool {
+    matches!(
+        node.role(),
+        Role::Cell | Role::GridCell | Role::ColumnHeader | Role::RowHeader | Role::LayoutTableCell
+    )
+}
+
+pub(crate) fn supported(ctx: &NodeCtx) -> bool {
+    is_table(&ctx.node)
+}
+
+/// One cell placed on the grid.
+pub(crate) struct Cell<'a> {
+    pub node: NodeRef<'a>,
+    pub row: usize,
+    pub column: usize,
+    pub row_span: usize,
+    pub column_span: usize,
+}
+
+impl Cell<'_> {
+    fn covers(&self, row: usize, column: usize) -> bool {
+        (self.row..self.row + self.row_span).contains(&row)
+            && (self.column..self.column + self.column_span).contains(&column)
+    }
+}
+
+/// A table's rows and placed cells.
+pub(crate) struct Grid<'a> {
+    pub rows: Vec<NodeRef<'a>>,
+    pub cells: Vec<Cell<'a>>,
+    pub row_count: usize,
+    pub column_count: usize,
+}
+
+/// Spans are clamped so a hostile producer cannot make slot bookkeeping huge.
+const MAX_SPAN: usize = 1000;
+
+impl<'a> Grid<'a> {
+    pub(crate) fn of(table: &NodeRef<'a>) -> Self {
+        let rows = table_rows(table);
+        let mut cells = Vec::new();
+        let mut occupied: HashSet<(usize, usize)> = HashSet::new();
+        for (sequential, row) in rows.iter().enumerate() {
+            let row_index = row.data().row_index().unwrap_or(sequential);
+            let mut next_column = 0;
+            for node in exposed_children(row).filter(is_cell) {
+                let data = node.data();
+                let row_index = data.row_index().unwrap_or(row_index);
+                let row_span = data.row_span().unwrap_or(1).clamp(1, MAX_SPAN);
+                let column_span = data.column_span().unwrap_or(1).clamp(1, MAX_SPAN);
+                let column = match data.column_index() {
+                    Some(column) => column,
+                    None => {
+                        while occupied.contains(&(row_index, next_column)) {
+                            next_column += 1;
+                        }
+                        next_column
+                    }
+                };
+                for r in row_index..row_index + row_span {
+                    for c in column..column + column_span {
+                        occupied.insert((r, c));
+                    }
+                }
+                next_column = column + column_span;
+                cells.push(Cell {
+                    node,
+                    row: row_index,
+                    column,
+                    row_span,
+                    column_span,
+                });
+            }
+        }
+        let covered_rows = cells
+            .iter()
+            .map(|c| c.row + c.row_span)
+            .max()
+            .unwrap_or(0)
+            .max(rows.len());
+        let covered_columns = cells
+            .iter()
+            .map(|c| c.column + c.column_span)
+            .max()
+            .unwrap_or(0);
+        Grid {
+            row_count: table.data().row_count().unwrap_or(covered_rows),
+            column_count: table.data().column_count().unwrap_or(covered_columns),
+            rows,
+            cells,
+        }
+    }
+
+    pub(crate) fn cell_at(&self, row: usize, column: usize) -> Option<&Cell<'a>> {
+        self.cells.iter().find(|cell| cell.covers(row, column))
+    }
+
+    pub(crate) fn cell_of(&self, node: &NodeRef) -> Option<&Cell<'a>> {
+        self.cells.iter().find(|cell| cell.node.id() == node.id())
+    }
+
+    pub(crate) fn column_headers(&self, column: usize) -> impl Iterator<Item = &Cell<'a>> {
+        self.cells.iter().filter(move |c| {
+            c.node.role() == Role::ColumnHeader
+                && (c.column..c.column + c.column_span).contains(&column)
+        })
+    }
+
+    pub(crate) fn row_headers(&self, row: usize) -> impl Iterator<Item = &Cell<'a>> {
+        self.cells.iter().filter(move |c| {
+            c.node.role() == Role::RowHeader && (c.row..c.row + c.row_span).contains(&row)
+        })
+    }
+
+    fn row_selected(&self, row: usize) -> bool {
+        self.rows.iter().enumerate().any(|(sequential, node)| {
+            node.data().row_index().unwrap_or(sequential) == row && node.is_selected() == Some(true)
+        })
+    }
+
+    fn selected_rows(&self) -> Vec<i32> {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(_, node)| node.is_selected() == Some(true))
+            .map(|(sequential, node)| to_i32(node.data().row_index().unwrap_or(sequential)))
+            .collect()
+    }
+
+    fn is_selected(&self, row: usize, column: usize) -> bool {
+        self.row_selected(row)
+            || self
+                .cell_at(row, column)
+                .is_some_and(|c| c.node.is_selected() == Some(true))
+    }
+}
+
+/// Row descendants in order, not entering rows, cells or nested tables.
+fn table_rows<'a>(table: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
+    let mut rows = Vec::new();
+    let mut stack: Vec<NodeRef<'a>> = exposed_children(table).rev().collect();
+    while let Some(node) = stack.pop() {
+        if is_row(&node) {
+            rows.push(node);
+        } else if !is_table(&node) && !is_cell(&node) {
+            stack.extend(exposed_children(&node).rev());
+        }
+    }
+    rows
+}
+
+/// The nearest table above a node.
+pub(crate) fn table_of<'a>(node: &NodeRef<'a>) -> Option<NodeRef<'a>> {
+    let mut current = node.parent();
+    while let Some(candidate) = current {
+        if is_table(&candidate) {
+            return Some(candidate);
+        }
+        current = candidate.parent();
+    }
+    None
+}
+
+fn caption(ctx: &NodeCtx) -> ObjectRef {
+    exposed_children(&ctx.node)
+        .find(|child| matches!(child.role(), Role::Caption | Role::FigureCaption))
+        .map_or_else(paths::null_ref, |child| ctx.ref_to(&child))
+}
+
+pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
+    // libatspi asks for "NRows"; the XML spells "nRows": accept both.
+    match name.to_ascii_lowercase().as_str() {
+        "nrows" => owned(to_i32(Grid::of(&ctx.node).row_count)),
+        "ncolumns" => owned(to_i32(Grid::of(&ctx.node).column_count)),
+        "caption" => owned_ref(caption(ctx)),
+        "summary" => owned_ref(paths::null_ref()),
+        "nselectedrows" => owned(to_i32(Grid::of(&ctx.node).selected_rows().len())),
+        "nselectedcolumns" => owned(0i32),
+        _ => Err(CallError::UnknownProperty(name.to_owned())),
+    }
+}
+
+/// A (row, column) pair sent by a client; negatives are InvalidArgs.
+fn position(row: i32, column: i32) -> Result<(usize, usize), CallError> {
+    match (usize::try_from(row), usize::try_from(column)) {
+        (Ok(r), Ok(c)) => Ok((r, c)),
+        _ => Err(CallError::InvalidArgs(format!(
+            "row {row}, column {column}: negative index"
+        ))),
+    }
+}
+
+fn out_of_range(row: usize, column: usize) -> CallError {
+    CallError::InvalidArgs(format!("no cell at row {row}, column {column}"))
+}
+
+pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
+    let grid = Grid::of(&ctx.node);
+    let reply = match member {
+        "GetAccessibleAt" => {
+            let (row, column): (i32, i32) = args(call)?;
+            let (r, c) = position(row, column)?;
+            let cell = grid.cell_at(r, c).ok_or_else(|| out_of_range(r, c))?;
+            method_return(call, &(ctx.ref_to(&cell.node),))?
+        }
+        "GetIndexAt" => {
+            let (row, column): (i32, i32) = args(call)?;
+            let (r, c) = position(row, column)?;
+            let index = if r < grid.row_count && c < grid.column_count {
+                to_i32(r.saturating_mul(grid.column_count).saturating_add(c))
+            } else {
+                -1
+            };
+            method_return(call, &(index,))?
+        }
+        "GetRowAtIndex" | "GetColumnAtIndex" => {
+            let (index,): (i32,) = args(call)?;
+            let answer = match usize::try_from(index) {
+                Ok(i)
+                    if grid.column_count > 0
+                        && i < grid.row_count.saturating_mul(grid.column_count) =>
+                {
+                    if member == "GetRowAtIndex" {
+                        to_i32(i / grid.column_count)
+                    } else {
+                        to_i32(i % grid.column_count)
+                    }
+                }
+                _ => -1,
+            };
+            method_return(call, &(answer,))?
+        }
+        "GetRowDescription" | "GetColumnDescription" => {
+            let (_index,): (i32,) = args(call)?;
+            method_return(call, &("",))?
+        }
+        "GetRowExtentAt" | "GetColumnExtentAt" => {
+            let (row, column): (i32, i32) = args(call)?;
+            let (r, c) = position(row, column)?;
+            let extent = grid.cell_at(r, c).map_or(0, |cell| {
+                if member == "GetRowExtentAt" {
+                    cell.row_span
+                } else {
+                    cell.column_span
+                }
+            });
+            method_return(call, &(to_i32(extent),))?
+        }
+        "GetRowHeader" => {
+            let (row,): (i32,) = args(call)?;
+            let header = usize::try_from(row)
+                .ok()
+                .and_then(|r| grid.row_headers(r).next());
+            method_return(
+                call,
+                &(header.map_or_else(paths::null_ref, |h| ctx.ref_to(&h.node)),),
+            )?
+        }
+        "GetColumnHeader" => {
+            let (column,): (i32,) = args(call)?;
+            let header = usize::try_from(column)
+                .ok()
+                .and_then(|c| grid.column_headers(c).next());
+            method_return(
+                call,
+                &(header.map_or_else(paths::null_ref, |h| ctx.ref_to(&h.node)),),
+            )?
+        }
+        "GetSelectedRows" => {
+            no_args(call)?;
+            method_return(call, &(grid.selected_rows(),))?
+        }
+        "GetSelectedColumns" => {
+            no_args(call)?;
+            method_return(call, &(Vec::<i32>::new(),))?
+        }
+        "IsRowSelected" => {
+            let (row,): (i32,) = args(call)?;
+            method_return(
+                call,
+                &(usize::try_from(row).is_ok_and(|r| grid.row_selected(r)),),
+            )?
+        }
+        "IsColumnSelected" => {
+            let (_column,): (i32,) = args(call)?;
+            method_return(call, &(false,))?
+        }
+        "IsSelected" => {
+            let (row, column): (i32, i32) = args(call)?;
+            let (r, c) = position(row, column)?;
+            method_return(call, &(grid.is_selected(r, c),))?
+        }
+        "AddRowSelection"
+        | "AddColumnSelection"
+        | "RemoveRowSelection"
+        | "RemoveColumnSelection" => {
+            let (_index,): (i32,) = args(call)?;
+            method_return(call, &(false,))?
+        }
+        "GetRowColumnExtentsAtIndex" => {
+            let (index,): (i32,) = args(call)?;
+            let cell = usize::try_from(index)
+                .ok()
+                .filter(|_| grid.column_count > 0)
+                .and_then(|i| grid.cell_at(i / grid.column_count, i % grid.column_count));
+            match cell {
+                Some(cell) => method_return(
+                    call,
+                    &(
+                        true,
+                        to_i32(cell.row),
+                        to_i32(cell.column),
+                        to_i32(cell.row_span),
+                        to_i32(cell.column_span),
+                        grid.is_selected(cell.row, cell.column),
+                    ),
+                )?,
+                None => method_return(call, &(false, -1i32, -1i32, 0i32, 0i32, false))?,
+            }
+        }
+        _ => {
+            return Err(CallError::UnknownMethod {
+                interface: INTERFACE.to_owned(),
+                member: member.to_owned(),
+            })
+        }
+    };
+    Ok(Handled::reply(reply))
+}
