@@ -5,8 +5,8 @@
 //! Cache signals carry the cache item / `(so)`. The bridge sends them on the
 //! application's connection, filtered by [`EventListeners::is_needed`].
 //!
-//! Order within one change set: structure (children-changed remove/add,
-//! defunct, Cache remove/add), then per-node property and state changes,
+//! Order within one change set: structure (window:destroy, children-changed
+//! remove/add, defunct, Cache remove/add, window:create for a new surface), then per-node property and state changes,
 //! then focus, then text (delete before insert, then caret, then text
 //! selection: GTK's order), then active-descendant and announcements.
 //!
@@ -22,7 +22,9 @@ use std::collections::{HashMap, HashSet};
 use accesskit::{Live, NodeId, TreeId};
 use accesskit_consumer::NodeRef;
 use atspi_common::State;
-use newton_cache::{Change, ChangeSet, FlagName, NodeUpdate, SurfaceReplica, TextSelectionOffsets};
+use newton_cache::{
+    Change, ChangeSet, FlagName, FrameKind, NodeUpdate, SurfaceReplica, TextSelectionOffsets,
+};
 use newton_push_protocol::SurfaceId;
 use serde::Serialize;
 use zbus::message::Message;
@@ -177,6 +179,15 @@ fn removals(
                     }
                 }
                 None => {
+                    if changes.kind == FrameKind::Destroyed {
+                        // The window's name went with its tree.
+                        out.event(
+                            path.as_str(),
+                            WINDOW,
+                            "Destroy",
+                            ("", 0, 0, Value::from("")),
+                        );
+                    }
                     let index = surface_index(app, changes.surface);
                     out.object(ROOT_PATH, "ChildrenChanged", "remove", index, child);
                 }
@@ -239,6 +250,17 @@ fn additions<'a>(
         }
         if is_subtree_root {
             announce_child_added(&ctx, out);
+        }
+    }
+    if changes.kind == FrameKind::Created {
+        if let Some(root) = objects::surface_root(surface) {
+            let ctx = NodeCtx {
+                app,
+                surface,
+                node: root,
+            };
+            let name = Value::from(accessible::name(&ctx));
+            out.event(ctx.path().as_str(), WINDOW, "Create", ("", 0, 0, name));
         }
     }
 }

@@ -409,3 +409,45 @@ fn label_value_renames_the_label_and_what_it_labels() {
     assert_eq!(any_data::<String>(&messages[insert]), "X");
     assert!(!events.iter().any(|e| e.3 == "accessible-value"));
 }
+
+#[test]
+fn windows_are_created_and_destroyed() {
+    let mut h = Harness::from_stream(newton_fixtures::basic(), 0);
+    let events = decode_events(&events_after(&mut h, 1));
+    let create = events
+        .iter()
+        .position(|e| e.1 == "org.a11y.atspi.Event.Window" && e.2 == "Create")
+        .expect("window:create");
+    assert_eq!(events[create].0, node(WINDOW.0));
+    let added = events
+        .iter()
+        .position(|e| e.0 == ROOT && e.3 == "add")
+        .expect("children-changed:add");
+    assert!(added < create);
+
+    let changes = h.apply(newton_push_protocol::SenderMessage::DestroySurface {
+        surface: SurfaceId(1),
+    });
+    let events = decode_events(
+        &changes
+            .iter()
+            .flat_map(|c| events_for(&h.ctx(), c))
+            .collect::<Vec<_>>(),
+    );
+    let destroy = events
+        .iter()
+        .position(|e| e.2 == "Destroy")
+        .expect("window:destroy");
+    let removed = events
+        .iter()
+        .position(|e| *e == ev(ROOT, "ChildrenChanged", "remove", 0, 0))
+        .expect("children-changed:remove on the app root");
+    assert!(destroy < removed);
+    assert_eq!(
+        events.iter().filter(|e| e.3 == "defunct").count(),
+        5,
+        "every exposed node"
+    );
+    let root_children: Vec<Ref> = h.ok(ROOT, ACCESSIBLE, "GetChildren", &());
+    assert!(root_children.is_empty());
+}
