@@ -428,6 +428,17 @@ impl AppReplica {
         Ok(collector.finish(FrameKind::Updated, s.state()))
     }
 
+    /// Validates a commit without applying it (what [`AppReplica::commit`]
+    /// checks first). Changes nothing, not even the rejection counter.
+    pub fn check(
+        &self,
+        surface: SurfaceId,
+        updates: &[TreeUpdate],
+        frame_bytes: usize,
+    ) -> Result<(), RejectError> {
+        self.plan(surface, updates, frame_bytes).map(|_| ())
+    }
+
     fn plan(
         &self,
         surface: SurfaceId,

@@ -34,6 +34,15 @@
 //!
 //! A `characterIndex` past the end of a run is accepted: the consumer clamps it.
 //!
+//! **H1 — not preventable here (found by fuzzing, not in the notes).** In
+//! `accesskit_consumer` 0.39.2, `Position::to_line_index` and the paragraph
+//! walks built on `backward_to_line_start` (`backward_to_paragraph_start`)
+//! never return when an *empty* `textRun` that starts a line is followed by
+//! another run: biasing the line start forward lands on the position the
+//! walk started from. Real egui trees contain such runs (empty lines), so
+//! the validator cannot reject them. Code answering queries from the
+//! replica must not call those functions (count lines itself, bounded).
+
 //! # Full replacement
 //!
 //! An update is a *full replacement* when it carries `tree: Some(info)` and
