@@ -130,7 +130,7 @@ impl SurfaceRule {
     pub fn as_str(self) -> &'static str {
         match self {
             SurfaceRule::UnknownSurface => "unknown-surface",
-            SurfaceRule::SurfaceExists => "surface-exists",
+            SurfaceRule::SurfaceExists => "duplicate-surface",
             SurfaceRule::PendingOverflow => "pending-overflow",
             SurfaceRule::TooManySurfaces => "too-many-surfaces",
             SurfaceRule::BadGeometry => "bad-geometry",
