@@ -2,7 +2,7 @@
 //!
 //! Objects: the app root (Accessible + Application), the cache object, and
 //! every exposed replica node (Accessible plus whatever the node supports,
-//! see [`NODE_INTERFACES`]). Standard interfaces: `Properties` (Get, GetAll,
+//! see `NODE_INTERFACES`). Standard interfaces: `Properties` (Get, GetAll,
 //! Set of `Application.Id` only), `Peer` (any path) and `Introspectable`.
 
 use std::collections::HashMap;

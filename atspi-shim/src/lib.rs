@@ -1,17 +1,29 @@
 //! Maps the replica to AT-SPI: answers every AT-SPI method from the replica
 //! (never from the application) and turns change sets into AT-SPI events.
 //!
-//! This crate is sans-IO: [`handle_call`] takes a received `zbus::Message`
-//! and returns the reply message to send (plus any action to route to the
-//! sender, or the `Application.Id` the registry set); [`events_for`] and
-//! [`focus_events`] turn a `newton_cache::ChangeSet` or a compositor focus
-//! change into signal messages. The bridge owns the connections and sends
-//! what this crate builds. One file per AT-SPI interface.
+//! This crate is sans-IO: the bridge owns the connections and sends what
+//! this crate builds. One file per AT-SPI interface.
 //!
 //! Object model (see [`paths`]): the app root
-//! `/org/a11y/atspi/accessible/root`, the cache `/org/a11y/atspi/cache`, and
-//! one object per exposed replica node at
-//! `/org/a11y/atspi/accessible/<surface>_<node>`.
+//! `/org/a11y/atspi/accessible/root` (Accessible + Application), the cache
+//! `/org/a11y/atspi/cache`, and one object per exposed replica node at
+//! `/org/a11y/atspi/accessible/<surface>_<node>` (TextRun and hidden nodes
+//! are not exposed; see `objects.rs`).
+//!
+//! How the bridge uses it, per application connection, under the lock on
+//! that application's replica:
+//! * every received message → [`handle_call`]. `None`: send nothing. `Some`:
+//!   send `reply` if `reply_wanted`; route `action` (if any) to the sender;
+//!   store `set_app_id` (if any) and pass it back as [`AppContext::app_id`].
+//!   [`error_reply`] builds an error answer for failures of the bridge's own.
+//! * every applied commit, `destroy_surface` and `clear` change set →
+//!   [`events_for`];
+//! * the change sets of `AppReplica::set_focused_surface` →
+//!   [`compositor_focus_events`] (window activate/deactivate, active and
+//!   focused states, each once, in Orca's order). [`focus_events`] is the
+//!   building block for one surface.
+//! * before sending a signal: [`EventListeners::is_needed`] on
+//!   [`event_name`] (events libatspi's cache depends on always pass).
 
 pub mod context;
 pub mod coords;
