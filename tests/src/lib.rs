@@ -20,6 +20,7 @@ mod orca;
 mod paths;
 mod process;
 mod session;
+mod stepped;
 mod wait;
 
 pub use bridge::{fixture, Bridge, Replay};
@@ -31,6 +32,7 @@ pub use orca::{extract_speech, Orca, OrcaSpeech};
 pub use paths::{bridge_binary, py_script, python, workspace_root};
 pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
+pub use stepped::SteppedReplay;
 pub use wait::wait_until;
 
 /// True when the caller asked to skip Orca tests. Tests print a loud message when they skip;

@@ -1,0 +1,353 @@
+//! AT-SPI interfaces of a bridged application, called over the real a11y bus with the exact
+//! signatures libatspi uses: Accessible, Application, Component, Action, Text, Value and Cache,
+//! plus the error cases — unknown and removed object paths (UnknownObject, with the wording
+//! Orca 51 recognises), out-of-range indices and offsets, wrong argument signatures.
+//!
+//! The `atspi` crate's proxies are not a dependency of newton-e2e, so these are raw zbus calls
+//! with the signatures of at-spi2-core's xml/*.xml (the same ones the proxies generate).
+//!
+//! Run with `cargo test -p newton-e2e --test atspi_proxies` after
+//! `cargo build -p newton-atspi-bridge`. No Xvfb, no Orca.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use newton_e2e::{fixture, Bridge, SessionOptions, TestSession};
+use newton_producer::Sender;
+use newton_push_protocol::{RecordedLine, SenderMessage};
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+const BASIC: &str = "generated-small/basic.jsonl";
+const BASIC_APP: &str = "Newton basic demo";
+const ROOT: &str = "/org/a11y/atspi/accessible/root";
+const CACHE: &str = "/org/a11y/atspi/cache";
+const UNKNOWN_OBJECT: &str = "org.freedesktop.DBus.Error.UnknownObject";
+const INVALID_ARGS: &str = "org.freedesktop.DBus.Error.InvalidArgs";
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+/// Surface origin the basic fixture's Geometry message gives the window.
+const BASIC_ORIGIN: (i32, i32) = (100, 50);
+
+const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+const APPLICATION: &str = "org.a11y.atspi.Application";
+const COMPONENT: &str = "org.a11y.atspi.Component";
+const ACTION: &str = "org.a11y.atspi.Action";
+const TEXT: &str = "org.a11y.atspi.Text";
+const VALUE: &str = "org.a11y.atspi.Value";
+
+type ObjRef = (String, OwnedObjectPath);
+/// One `Cache.GetItems` entry, `((so)(so)(so)iiassusau)`.
+type CacheItem = (
+    ObjRef,
+    ObjRef,
+    ObjRef,
+    i32,
+    i32,
+    Vec<String>,
+    String,
+    u32,
+    Vec<u32>,
+);
+
+/// The bridge with one application pushed into it by an in-process sender, and a client on
+/// the a11y bus that talks to that application's connection directly.
+struct Bridged {
+    session: TestSession,
+    bridge: Bridge,
+    sender: Sender,
+    lines: Vec<RecordedLine>,
+    conn: zbus::Connection,
+    app_bus: String,
+}
+
+impl Bridged {
+    /// Starts a session without X and the bridge, pushes the whole recording (goodbye left
+    /// out, so the application stays) and finds the application's bus name on the desktop.
+    fn start(recording: &str, app_name: &str) -> Bridged {
+        let options = SessionOptions {
+            xvfb: false,
+            ..SessionOptions::default()
+        };
+        let mut session = TestSession::start(options).expect("start the test session");
+        let bridge = Bridge::start(&mut session).expect("start the bridge");
+        let lines = newton_producer::load_recording(fixture(recording)).expect("load recording");
+        let hello = lines
+            .first()
+            .and_then(|l| l.hello.clone())
+            .expect("first line is the hello");
+        let sender = Sender::connect(&bridge.socket, hello).expect("connect a sender");
+        for message in lines.iter().filter_map(|l| l.message.as_ref()) {
+            if !matches!(message, SenderMessage::Goodbye | SenderMessage::Sync { .. }) {
+                sender.send(message).expect("send a recorded message");
+            }
+        }
+        sender
+            .sync(SYNC_TIMEOUT)
+            .expect("bridge processed the recording");
+        session
+            .wait_for_app(app_name, bridge.pid())
+            .expect("application on the desktop");
+        let address = session.a11y_bus_address().expect("a11y bus").to_string();
+        let conn = async_io::block_on(async {
+            zbus::connection::Builder::address(address.as_str())?
+                .build()
+                .await
+        })
+        .expect("connect to the a11y bus");
+        let mut bridged = Bridged {
+            session,
+            bridge,
+            sender,
+            lines,
+            conn,
+            app_bus: String::new(),
+        };
+        bridged.app_bus = bridged.find_app(app_name);
+        bridged
+    }
+
+    fn find_app(&self, app_name: &str) -> String {
+        let children: Vec<ObjRef> = self
+            .call_on(
+                "org.a11y.atspi.Registry",
+                ROOT,
+                ACCESSIBLE,
+                "GetChildren",
+                &(),
+            )
+            .expect("desktop children");
+        children
+            .into_iter()
+            .map(|(bus, _)| bus)
+            .find(|bus| {
+                self.prop_on(bus, ROOT, ACCESSIBLE, "Name")
+                    .ok()
+                    .and_then(|v| String::try_from(v).ok())
+                    .is_some_and(|name| name == app_name)
+            })
+            .unwrap_or_else(|| panic!("no desktop child named {app_name}"))
+    }
+
+    fn call_on<B, R>(
+        &self,
+        dest: &str,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> zbus::Result<R>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        async_io::block_on(async {
+            let reply = self
+                .conn
+                .call_method(Some(dest), path, Some(iface), method, body)
+                .await?;
+            reply.body().deserialize::<R>()
+        })
+    }
+
+    /// A method call on the bridged application.
+    fn call<B, R>(&self, path: &str, iface: &str, method: &str, body: &B) -> zbus::Result<R>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        self.call_on(&self.app_bus, path, iface, method, body)
+    }
+
+    fn prop_on(&self, dest: &str, path: &str, iface: &str, name: &str) -> zbus::Result<OwnedValue> {
+        self.call_on(
+            dest,
+            path,
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            &(iface, name),
+        )
+    }
+
+    fn prop(&self, path: &str, iface: &str, name: &str) -> zbus::Result<OwnedValue> {
+        self.prop_on(&self.app_bus, path, iface, name)
+    }
+
+    fn string_prop(&self, path: &str, iface: &str, name: &str) -> String {
+        let value = self
+            .prop(path, iface, name)
+            .unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"));
+        String::try_from(value).unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"))
+    }
+
+    fn i32_prop(&self, path: &str, iface: &str, name: &str) -> i32 {
+        let value = self
+            .prop(path, iface, name)
+            .unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"));
+        i32::try_from(value).unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"))
+    }
+
+    fn f64_prop(&self, path: &str, iface: &str, name: &str) -> f64 {
+        let value = self
+            .prop(path, iface, name)
+            .unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"));
+        f64::try_from(value).unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"))
+    }
+
+    fn role_name(&self, path: &str) -> String {
+        self.call(path, ACCESSIBLE, "GetRoleName", &())
+            .unwrap_or_else(|e| panic!("GetRoleName of {path}: {e}"))
+    }
+
+    fn children(&self, path: &str) -> Vec<ObjRef> {
+        self.call(path, ACCESSIBLE, "GetChildren", &())
+            .unwrap_or_else(|e| panic!("GetChildren of {path}: {e}"))
+    }
+
+    /// Path of the first object (breadth first from the application root) with this name.
+    fn path_named(&self, name: &str) -> String {
+        let mut queue = vec![ROOT.to_string()];
+        while !queue.is_empty() {
+            let path = queue.remove(0);
+            if path != ROOT && self.string_prop(&path, ACCESSIBLE, "Name") == name {
+                return path;
+            }
+            queue.extend(self.children(&path).into_iter().map(|(_, p)| p.to_string()));
+        }
+        panic!("no object named {name:?} in {}", self.app_bus)
+    }
+
+    /// Pushes one update and its commit, and waits until the bridge applied them.
+    fn push(&self, update: serde_json::Value, serial: u64) {
+        let update: SenderMessage =
+            serde_json::from_value(serde_json::json!({ "update": update })).expect("update");
+        let commit: SenderMessage =
+            serde_json::from_value(serde_json::json!({"commit": {"surface": 1, "serial": serial}}))
+                .expect("commit");
+        self.sender.send(&update).expect("send update");
+        self.sender.send(&commit).expect("send commit");
+        self.sender
+            .sync(SYNC_TIMEOUT)
+            .expect("bridge processed the update");
+    }
+
+    /// The bridge is still running and still answers.
+    fn assert_alive(&mut self) {
+        self.session
+            .ensure_running(self.bridge.pid())
+            .expect("the bridge is still running");
+        let name: String = String::try_from(
+            self.prop(ROOT, ACCESSIBLE, "Name")
+                .expect("the bridge still answers"),
+        )
+        .expect("Name is a string");
+        assert!(!name.is_empty());
+    }
+
+    fn finish(mut self) {
+        self.assert_alive();
+        drop(self.sender);
+        let report = self.session.shutdown();
+        assert!(report.is_clean(), "processes survived teardown: {report:?}");
+    }
+}
+
+/// `(error name, message)` of a D-Bus error reply; panics on anything else.
+fn dbus_error<T: std::fmt::Debug>(what: &str, result: zbus::Result<T>) -> (String, String) {
+    match result {
+        Err(zbus::Error::MethodError(name, message, _)) => {
+            (name.to_string(), message.unwrap_or_default())
+        }
+        Err(zbus::Error::FDO(e)) => {
+            let name = zbus::DBusError::name(e.as_ref()).to_string();
+            let message = zbus::DBusError::description(e.as_ref())
+                .unwrap_or_default()
+                .to_string();
+            (name, message)
+        }
+        other => panic!("{what}: expected a D-Bus error reply, got {other:?}"),
+    }
+}
+
+fn assert_unknown_object(what: &str, path: &str, result: zbus::Result<impl std::fmt::Debug>) {
+    let (name, message) = dbus_error(what, result);
+    assert_eq!(name, UNKNOWN_OBJECT, "{what}: {message}");
+    assert!(
+        message.contains("Object does not exist at path") && message.contains(path),
+        "{what}: the message must name the path in the wording Orca recognises: {message:?}"
+    );
+}
+
+#[test]
+fn accessible_and_application_answer_from_the_replica() {
+    let bridged = Bridged::start(BASIC, BASIC_APP);
+    assert_eq!(bridged.role_name(ROOT), "application");
+    assert_eq!(bridged.i32_prop(ROOT, ACCESSIBLE, "ChildCount"), 1);
+    assert_eq!(
+        bridged.string_prop(ROOT, APPLICATION, "ToolkitName"),
+        "newton-fixtures"
+    );
+    let bus_address: String = bridged
+        .call(ROOT, APPLICATION, "GetApplicationBusAddress", &())
+        .expect("GetApplicationBusAddress");
+    assert_eq!(bus_address, "", "no peer-to-peer connection is offered");
+
+    let window = bridged.path_named("Demo");
+    assert_eq!(bridged.role_name(&window), "frame");
+    let parent = bridged
+        .prop(&window, ACCESSIBLE, "Parent")
+        .expect("Parent of the window");
+    let parent = <(String, OwnedObjectPath)>::try_from(parent).expect("Parent is (so)");
+    assert_eq!(
+        (parent.0.as_str(), parent.1.as_str()),
+        (bridged.app_bus.as_str(), ROOT)
+    );
+    let index: i32 = bridged
+        .call(&window, ACCESSIBLE, "GetIndexInParent", &())
+        .expect("GetIndexInParent");
+    assert_eq!(index, 0);
+    let children = bridged.children(&window);
+    let count = bridged.i32_prop(&window, ACCESSIBLE, "ChildCount");
+    assert_eq!(usize::try_from(count).ok(), Some(children.len()));
+    for (i, (bus, path)) in children.iter().enumerate() {
+        let at: ObjRef = bridged
+            .call(
+                &window,
+                ACCESSIBLE,
+                "GetChildAtIndex",
+                &(i32::try_from(i).unwrap_or(0),),
+            )
+            .expect("GetChildAtIndex");
+        assert_eq!((&at.0, at.1.as_str()), (bus, path.as_str()));
+        let back: i32 = bridged
+            .call(path.as_str(), ACCESSIBLE, "GetIndexInParent", &())
+            .expect("GetIndexInParent of a child");
+        assert_eq!(usize::try_from(back).ok(), Some(i));
+    }
+
+    let check_box = bridged.path_named("Enable feature");
+    assert_eq!(bridged.role_name(&check_box), "check box");
+    let states: Vec<u32> = bridged
+        .call(&check_box, ACCESSIBLE, "GetState", &())
+        .expect("GetState");
+    let has = |bit: u32| states.first().is_some_and(|w| w & (1 << bit) != 0);
+    const CHECKED: u32 = 4;
+    const SHOWING: u32 = 25;
+    const VISIBLE: u32 = 30;
+    assert!(
+        has(CHECKED) && has(SHOWING) && has(VISIBLE),
+        "states {states:?}"
+    );
+    let attributes: HashMap<String, String> = bridged
+        .call(&check_box, ACCESSIBLE, "GetAttributes", &())
+        .expect("GetAttributes");
+    let relations: Vec<(u32, Vec<ObjRef>)> = bridged
+        .call(&check_box, ACCESSIBLE, "GetRelationSet", &())
+        .expect("GetRelationSet");
+    let interfaces: Vec<String> = bridged
+        .call(&check_box, ACCESSIBLE, "GetInterfaces", &())
+        .expect("GetInterfaces");
+    assert!(interfaces.iter().any(|i| i == ACTION), "{interfaces:?}");
+    eprintln!(
+        "check box: attributes {attributes:?}, relations {relations:?}, interfaces {interfaces:?}"
+    );
+    bridged.finish();
+}
