@@ -45,6 +45,7 @@ type CacheItem = (
     Vec<String>,
     String,
     u32,
+    String,
     Vec<u32>,
 );
 
@@ -276,6 +277,16 @@ fn assert_unknown_object(what: &str, path: &str, result: zbus::Result<impl std::
     );
 }
 
+/// `Ok(true)` (an empty answer) or a D-Bus error reply; anything else fails.
+fn assert_empty_or_error(what: &str, result: zbus::Result<bool>) {
+    match result {
+        Ok(empty) => assert!(empty, "{what}: answered with content outside the text"),
+        Err(e) => {
+            dbus_error::<()>(what, Err(e));
+        }
+    }
+}
+
 #[test]
 fn accessible_and_application_answer_from_the_replica() {
     let bridged = Bridged::start(BASIC, BASIC_APP);
@@ -350,4 +361,294 @@ fn accessible_and_application_answer_from_the_replica() {
         "check box: attributes {attributes:?}, relations {relations:?}, interfaces {interfaces:?}"
     );
     bridged.finish();
+}
+
+#[test]
+fn component_action_text_value_and_cache_answer_from_the_replica() {
+    let bridged = Bridged::start(BASIC, BASIC_APP);
+    let window = bridged.path_named("Demo");
+    let button = bridged.path_named("OK");
+    assert_eq!(bridged.role_name(&button), "push button");
+
+    // Component: screen coordinates are window coordinates moved by the surface origin.
+    const SCREEN: u32 = 0;
+    const WINDOW: u32 = 1;
+    let on_screen: (i32, i32, i32, i32) = bridged
+        .call(&button, COMPONENT, "GetExtents", &(SCREEN,))
+        .expect("GetExtents screen");
+    let in_window: (i32, i32, i32, i32) = bridged
+        .call(&button, COMPONENT, "GetExtents", &(WINDOW,))
+        .expect("GetExtents window");
+    assert!(
+        in_window.2 > 0 && in_window.3 > 0,
+        "button has a size: {in_window:?}"
+    );
+    assert_eq!(
+        on_screen,
+        (
+            in_window.0 + BASIC_ORIGIN.0,
+            in_window.1 + BASIC_ORIGIN.1,
+            in_window.2,
+            in_window.3
+        )
+    );
+    let (cx, cy) = (in_window.0 + in_window.2 / 2, in_window.1 + in_window.3 / 2);
+    let hit: ObjRef = bridged
+        .call(
+            &window,
+            COMPONENT,
+            "GetAccessibleAtPoint",
+            &(cx, cy, WINDOW),
+        )
+        .expect("GetAccessibleAtPoint");
+    assert_eq!(hit.1.as_str(), button, "hit test at the button's centre");
+
+    // Action.
+    let actions: Vec<(String, String, String)> = bridged
+        .call(&button, ACTION, "GetActions", &())
+        .expect("GetActions");
+    assert!(!actions.is_empty(), "the button has actions");
+    assert_eq!(
+        usize::try_from(bridged.i32_prop(&button, ACTION, "NActions")).ok(),
+        Some(actions.len())
+    );
+    let first: String = bridged
+        .call(&button, ACTION, "GetName", &(0i32,))
+        .expect("GetName");
+    assert_eq!(first, actions[0].0);
+    let done: bool = bridged
+        .call(&button, ACTION, "DoAction", &(0i32,))
+        .expect("DoAction");
+    assert!(done, "DoAction(0) on the button");
+
+    // Text.
+    let entry = bridged.path_named("Name");
+    assert_eq!(bridged.role_name(&entry), "entry");
+    let count = bridged.i32_prop(&entry, TEXT, "CharacterCount");
+    let caret = bridged.i32_prop(&entry, TEXT, "CaretOffset");
+    let all: String = bridged
+        .call(&entry, TEXT, "GetText", &(0i32, -1i32))
+        .expect("GetText");
+    assert_eq!(usize::try_from(count).ok(), Some(all.chars().count()));
+    assert!(
+        (0..=count).contains(&caret),
+        "caret {caret} within 0..={count}"
+    );
+    const CHAR: u32 = 0;
+    const WORD: u32 = 1;
+    let first_char: (String, i32, i32) = bridged
+        .call(&entry, TEXT, "GetStringAtOffset", &(0i32, CHAR))
+        .expect("GetStringAtOffset char");
+    assert_eq!(first_char, (all.chars().take(1).collect(), 0, 1));
+    let word: (String, i32, i32) = bridged
+        .call(&entry, TEXT, "GetStringAtOffset", &(0i32, WORD))
+        .expect("GetStringAtOffset word");
+    assert!(
+        all.starts_with(&word.0) && !word.0.is_empty(),
+        "{word:?} in {all:?}"
+    );
+    const TEXT_BOUNDARY_WORD_START: u32 = 1;
+    let at_offset: (String, i32, i32) = bridged
+        .call(
+            &entry,
+            TEXT,
+            "GetTextAtOffset",
+            &(0i32, TEXT_BOUNDARY_WORD_START),
+        )
+        .expect("GetTextAtOffset");
+    assert!(all.starts_with(&at_offset.0), "{at_offset:?} in {all:?}");
+    eprintln!("entry text {all:?}, caret {caret}, word {word:?}, at offset {at_offset:?}");
+
+    // Value.
+    let slider = bridged.path_named("Volume");
+    assert_eq!(bridged.role_name(&slider), "slider");
+    assert_eq!(bridged.f64_prop(&slider, VALUE, "CurrentValue"), 55.0);
+    assert_eq!(bridged.f64_prop(&slider, VALUE, "MinimumValue"), 0.0);
+    assert_eq!(bridged.f64_prop(&slider, VALUE, "MaximumValue"), 100.0);
+
+    // Cache: every object reachable by GetChildren is an item, with the same role name.
+    let items: Vec<CacheItem> = bridged
+        .call(CACHE, "org.a11y.atspi.Cache", "GetItems", &())
+        .expect("GetItems");
+    for path in [&window, &button, &entry, &slider] {
+        let item = items
+            .iter()
+            .find(|item| item.0 .1.as_str() == path)
+            .unwrap_or_else(|| panic!("{path} not in GetItems: {items:?}"));
+        assert_eq!(item.0 .0, bridged.app_bus);
+        assert_eq!(item.6, bridged.string_prop(path, ACCESSIBLE, "Name"));
+        let states: Vec<u32> = bridged
+            .call(path, ACCESSIBLE, "GetState", &())
+            .expect("GetState");
+        assert_eq!(item.9, states, "{path}: cached states equal GetState");
+    }
+    bridged.finish();
+}
+
+#[test]
+fn errors_for_unknown_paths_out_of_range_arguments_and_wrong_signatures() {
+    let mut bridged = Bridged::start(BASIC, BASIC_APP);
+    let window = bridged.path_named("Demo");
+    let entry = bridged.path_named("Name");
+
+    for path in [
+        "/org/a11y/atspi/accessible/1_999999",
+        "/org/a11y/atspi/accessible/77_1",
+        "/org/a11y/atspi/accessible/nonsense",
+    ] {
+        assert_unknown_object(
+            &format!("GetRole on {path}"),
+            path,
+            bridged.call::<_, u32>(path, ACCESSIBLE, "GetRole", &()),
+        );
+        assert_unknown_object(
+            &format!("Name of {path}"),
+            path,
+            bridged.prop(path, ACCESSIBLE, "Name"),
+        );
+    }
+
+    for index in [99i32, -1] {
+        let (name, message) = dbus_error(
+            &format!("GetChildAtIndex({index})"),
+            bridged.call::<_, ObjRef>(&window, ACCESSIBLE, "GetChildAtIndex", &(index,)),
+        );
+        eprintln!("GetChildAtIndex({index}): {name}: {message}");
+        bridged.assert_alive();
+    }
+    // Offsets outside the text: like atk-bridge (which clamps through ATK), the answer is
+    // either a D-Bus error or an empty string — never text from outside the range, never a
+    // crash.
+    for (start, end) in [(100i32, 200i32), (-5, -2), (3, 1), (6, 1000)] {
+        let answer = bridged.call::<_, String>(&entry, TEXT, "GetText", &(start, end));
+        eprintln!("GetText({start}, {end}): {answer:?}");
+        assert_empty_or_error(
+            &format!("GetText({start}, {end})"),
+            answer.map(|s| s.is_empty()),
+        );
+        bridged.assert_alive();
+    }
+    for offset in [1000i32, -7] {
+        for granularity in [0u32, 1, 2, 3] {
+            let answer = bridged.call::<_, (String, i32, i32)>(
+                &entry,
+                TEXT,
+                "GetStringAtOffset",
+                &(offset, granularity),
+            );
+            eprintln!("GetStringAtOffset({offset}, {granularity}): {answer:?}");
+            let what = format!("GetStringAtOffset({offset}, {granularity})");
+            assert_empty_or_error(&what, answer.map(|(s, _, _)| s.is_empty()));
+            let answer = bridged.call::<_, (String, i32, i32)>(
+                &entry,
+                TEXT,
+                "GetTextAtOffset",
+                &(offset, granularity),
+            );
+            eprintln!("GetTextAtOffset({offset}, {granularity}): {answer:?}");
+            let what = format!("GetTextAtOffset({offset}, {granularity})");
+            assert_empty_or_error(&what, answer.map(|(s, _, _)| s.is_empty()));
+        }
+        let answer = bridged.call::<_, i32>(&entry, TEXT, "GetCharacterAtOffset", &(offset,));
+        eprintln!("GetCharacterAtOffset({offset}): {answer:?}");
+        assert_empty_or_error("GetCharacterAtOffset", answer.map(|c| c == 0));
+        bridged.assert_alive();
+    }
+
+    let (name, message) = dbus_error(
+        "GetChildAtIndex with a string argument",
+        bridged.call::<_, ObjRef>(&window, ACCESSIBLE, "GetChildAtIndex", &("zero",)),
+    );
+    assert_eq!(name, INVALID_ARGS, "{message}");
+    let (name, message) = dbus_error(
+        "GetText with one argument",
+        bridged.call::<_, String>(&entry, TEXT, "GetText", &(0i32,)),
+    );
+    assert_eq!(name, INVALID_ARGS, "{message}");
+    bridged.finish();
+}
+
+#[test]
+fn a_removed_node_is_an_unknown_object() {
+    let bridged = Bridged::start(BASIC, BASIC_APP);
+    let window = bridged.path_named("Demo");
+    let slider = bridged.path_named("Volume");
+    let before = bridged.children(&window).len();
+
+    // The window node as first pushed, without the slider (node 6) among its children.
+    let mut window_node = first_update_node(&bridged.lines, 1);
+    let children = window_node["properties"]["children"]
+        .as_array()
+        .expect("window children")
+        .iter()
+        .filter(|c| c.as_u64() != Some(6))
+        .cloned()
+        .collect::<Vec<_>>();
+    window_node["properties"]["children"] = serde_json::Value::Array(children);
+    let last_serial = last_commit_serial(&bridged.lines);
+    bridged.push(
+        serde_json::json!({
+            "surface": 1,
+            "update": {
+                "nodes": [[1, window_node]],
+                "tree": null,
+                "treeId": "00000000-0000-0000-0000-000000000000",
+                "focus": 2
+            }
+        }),
+        last_serial + 1,
+    );
+
+    assert_eq!(bridged.children(&window).len() + 1, before);
+    assert_unknown_object(
+        "Name of the removed slider",
+        &slider,
+        bridged.prop(&slider, ACCESSIBLE, "Name"),
+    );
+    assert_unknown_object(
+        "GetRole of the removed slider",
+        &slider,
+        bridged.call::<_, u32>(&slider, ACCESSIBLE, "GetRole", &()),
+    );
+    assert_unknown_object(
+        "CurrentValue of the removed slider",
+        &slider,
+        bridged.prop(&slider, VALUE, "CurrentValue"),
+    );
+    let items: Vec<CacheItem> = bridged
+        .call(CACHE, "org.a11y.atspi.Cache", "GetItems", &())
+        .expect("GetItems");
+    assert!(
+        items.iter().all(|item| item.0 .1.as_str() != slider),
+        "the removed slider is still in GetItems"
+    );
+    bridged.finish();
+}
+
+/// The JSON of node `id` in the recording's first update.
+fn first_update_node(lines: &[RecordedLine], id: u64) -> serde_json::Value {
+    let update = lines
+        .iter()
+        .filter_map(|l| l.message.as_ref())
+        .find(|m| matches!(m, SenderMessage::Update { .. }))
+        .expect("the recording has an update");
+    let json = serde_json::to_value(update).expect("update as JSON");
+    json["update"]["update"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .find(|pair| pair[0].as_u64() == Some(id))
+        .map(|pair| pair[1].clone())
+        .unwrap_or_else(|| panic!("node {id} not in the first update"))
+}
+
+fn last_commit_serial(lines: &[RecordedLine]) -> u64 {
+    lines
+        .iter()
+        .filter_map(|l| match &l.message {
+            Some(SenderMessage::Commit { serial, .. }) => Some(*serial),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
