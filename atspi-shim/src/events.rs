@@ -46,11 +46,13 @@ const OBJECT: &str = "org.a11y.atspi.Event.Object";
 const WINDOW: &str = "org.a11y.atspi.Event.Window";
 
 /// Accumulates signals; a signal that cannot be built is logged and dropped.
-struct Out {
+struct Out<'l> {
     messages: Vec<Message>,
+    /// When set, events nobody listens for are not even built.
+    listeners: Option<&'l EventListeners>,
 }
 
-impl Out {
+impl Out<'_> {
     /// `fields` = (detail, detail1, detail2, any_data).
     fn event(
         &mut self,
@@ -60,6 +62,14 @@ impl Out {
         fields: (&str, i32, i32, Value),
     ) {
         let (detail, detail1, detail2, any) = fields;
+        if let Some(listeners) = self.listeners {
+            let class = interface
+                .strip_prefix("org.a11y.atspi.Event.")
+                .unwrap_or(interface);
+            if !listeners.is_needed(class, member, detail) {
+                return;
+            }
+        }
         let properties: HashMap<&str, Value> = HashMap::new();
         self.push(
             path,
@@ -107,8 +117,27 @@ fn ref_value(reference: ObjectRef) -> Value<'static> {
 /// The signals for one applied change set of `app`'s surface
 /// `changes.surface`. `app` must already reflect the change set.
 pub fn events_for(app: &AppContext, changes: &ChangeSet) -> Vec<Message> {
+    build_events(app, changes, None)
+}
+
+/// [`events_for`], building only the events `listeners` needs (a scrolled
+/// list of 10k items changes 10k bounds; nobody may want bounds-changed).
+pub fn events_for_listeners(
+    app: &AppContext,
+    changes: &ChangeSet,
+    listeners: &EventListeners,
+) -> Vec<Message> {
+    build_events(app, changes, Some(listeners))
+}
+
+fn build_events(
+    app: &AppContext,
+    changes: &ChangeSet,
+    listeners: Option<&EventListeners>,
+) -> Vec<Message> {
     let mut out = Out {
         messages: Vec::new(),
+        listeners,
     };
     let surface = app.replica.surface(changes.surface);
     removals(app, surface, changes, &mut out);
@@ -119,6 +148,9 @@ pub fn events_for(app: &AppContext, changes: &ChangeSet) -> Vec<Message> {
             node_changes(app, surface, update, &mut out);
         }
         selection_containers(app, surface, changes, &mut out);
+        for update in &changes.updated {
+            active_descendant_changes(app, surface, update, changes.focus.is_none(), &mut out);
+        }
         if let Some(focus) = changes.focus {
             focus_moved(app, surface, focus.old, focus.new, &mut out);
         }
@@ -644,7 +676,7 @@ fn text_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     }
 }
 
-impl Out {
+impl Out<'_> {
     fn object_text(&mut self, path: &str, detail: &str, start: usize, text: String) {
         let length = objects::to_i32(text.chars().count());
         self.event(
@@ -716,6 +748,50 @@ pub fn text_edit(old: &str, new: &str) -> TextEdit {
     }
 }
 
+/// active-descendant-changed on the container. The replica reports the
+/// resulting focus move itself (the consumer's focus follows the active
+/// descendant) when the surface is focused; `own_focus` = no such report in
+/// this change set, so the focused states are emitted here.
+fn active_descendant_changes(
+    app: &AppContext,
+    surface: &SurfaceReplica,
+    update: &NodeUpdate,
+    own_focus: bool,
+    out: &mut Out,
+) {
+    let Some(ctx) = lookup(app, surface, update.id) else {
+        return;
+    };
+    let path = ctx.path();
+    let path = path.as_str();
+    for change in &update.changes {
+        let Change::ActiveDescendant { old, new } = change else {
+            continue;
+        };
+        let has_focus = own_focus && ctx.surface.is_focused() && ctx.node.is_focused_in_tree();
+        if let Some(previous) = old
+            .and_then(|id| lookup(app, surface, id))
+            .filter(|_| has_focus)
+        {
+            out.state(previous.path().as_str(), State::Focused, false);
+        }
+        let Some(descendant) = new.and_then(|id| lookup(app, surface, id)) else {
+            continue;
+        };
+        let index = objects::to_i32(objects::index_in_parent(&descendant));
+        out.object(
+            path,
+            "ActiveDescendantChanged",
+            "",
+            index,
+            ref_value(descendant.object_ref()),
+        );
+        if has_focus && states::is_focused(surface, &descendant.node) {
+            out.state(descendant.path().as_str(), State::Focused, true);
+        }
+    }
+}
+
 fn late_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate, out: &mut Out) {
     let Some(ctx) = lookup(app, surface, update.id) else {
         return;
@@ -724,22 +800,6 @@ fn late_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     let path = path.as_str();
     for change in &update.changes {
         match change {
-            Change::ActiveDescendant { new, .. } => {
-                let descendant = new.and_then(|id| lookup(app, surface, id));
-                if let Some(descendant) = descendant {
-                    let index = objects::to_i32(objects::index_in_parent(&descendant));
-                    out.object(
-                        path,
-                        "ActiveDescendantChanged",
-                        "",
-                        index,
-                        ref_value(descendant.object_ref()),
-                    );
-                    if ctx.surface.is_focused() && states::is_focused(surface, &descendant.node) {
-                        out.state(descendant.path().as_str(), State::Focused, true);
-                    }
-                }
-            }
             Change::LiveRegion { politeness, text } => {
                 let level = match politeness {
                     Live::Off => continue,
@@ -787,6 +847,7 @@ pub fn compositor_focus_events(app: &AppContext, changes: &[ChangeSet]) -> Vec<M
 pub fn focus_events(app: &AppContext, surface: SurfaceId, gained: bool) -> Vec<Message> {
     let mut out = Out {
         messages: Vec::new(),
+        listeners: None,
     };
     let Some(surface) = app.replica.surface(surface) else {
         return out.messages;

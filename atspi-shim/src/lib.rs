@@ -60,5 +60,8 @@ pub use cache::{CacheItem, ItemRef};
 pub use context::{AppContext, NodeCtx};
 pub use dispatch::{error_reply, handle_call};
 pub use error::CallError;
-pub use events::{compositor_focus_events, event_name, events_for, focus_events, EventListeners};
+pub use events::{
+    compositor_focus_events, event_name, events_for, events_for_listeners, focus_events,
+    EventListeners,
+};
 pub use reply::Handled;

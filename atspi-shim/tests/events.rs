@@ -451,3 +451,96 @@ fn windows_are_created_and_destroyed() {
     let root_children: Vec<Ref> = h.ok(ROOT, ACCESSIBLE, "GetChildren", &());
     assert!(root_children.is_empty());
 }
+
+#[test]
+fn listeners_skip_unwanted_events_at_build_time() {
+    let mut h = Harness::basic();
+    let mut button = Node::new(Role::Button);
+    button.set_label("OK");
+    button.set_bounds(accesskit::Rect::new(30.0, 20.0, 110.0, 50.0));
+    button.add_action(accesskit::Action::Click);
+    button.add_action(accesskit::Action::Focus);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(OK_BUTTON, button)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: OK_BUTTON,
+    });
+    let all = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(all.iter().any(|e| e.2 == "BoundsChanged"), "{all:#?}");
+    let mut listeners = EventListeners::new();
+    listeners.set_registered(&[(":1.9".into(), "object:state-changed".into())]);
+    let wanted = decode_events(&newton_atspi_shim::events_for_listeners(
+        &h.ctx(),
+        &changes,
+        &listeners,
+    ));
+    assert!(!wanted.iter().any(|e| e.2 == "BoundsChanged"));
+    listeners.registered(":1.9", "object:bounds-changed");
+    let wanted = decode_events(&newton_atspi_shim::events_for_listeners(
+        &h.ctx(),
+        &changes,
+        &listeners,
+    ));
+    assert_eq!(wanted, all);
+}
+
+#[test]
+fn active_descendant_moves_focus_between_items() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2)]);
+    let list = |active: u64| {
+        let mut n = Node::new(Role::ListBox);
+        n.set_children(vec![NodeId(3), NodeId(4)]);
+        n.set_active_descendant(NodeId(active));
+        n.add_action(accesskit::Action::Focus);
+        n
+    };
+    let option = |label: &str| {
+        let mut n = Node::new(Role::ListBoxOption);
+        n.set_label(label);
+        n
+    };
+    let mut h = Harness::custom(full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), list(3)),
+            (NodeId(3), option("One")),
+            (NodeId(4), option("Two")),
+        ],
+        NodeId(2),
+    ));
+    let states: atspi_common::StateSet = h.ok(&node(3), ACCESSIBLE, "GetState", &());
+    assert!(
+        states.contains(atspi_common::State::Focused),
+        "the active descendant has focus"
+    );
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), list(4))],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    let lost = events
+        .iter()
+        .position(|e| *e == ev(&node(3), "StateChanged", "focused", 0, 0))
+        .expect("old item unfocused");
+    let changed = events
+        .iter()
+        .position(|e| *e == ev(&node(2), "ActiveDescendantChanged", "", 1, 0))
+        .expect("descendant");
+    let gained = events
+        .iter()
+        .position(|e| *e == ev(&node(4), "StateChanged", "focused", 1, 0))
+        .expect("new item focused");
+    assert!(
+        changed < lost && lost < gained,
+        "descendant first, then the focus move: {events:#?}"
+    );
+    let focus_events = events.iter().filter(|e| e.3 == "focused").count();
+    assert_eq!(focus_events, 2, "each focus state once: {events:#?}");
+    let child: Ref = any_data(&messages[changed]);
+    assert_eq!(child, node_ref(4));
+}
