@@ -6,9 +6,12 @@
 //! application's connection, filtered by [`EventListeners::is_needed`].
 //!
 //! Order within one change set: structure (window:destroy, children-changed
-//! remove/add, defunct, Cache remove/add, window:create for a new surface), then per-node property and state changes,
-//! then focus, then text (delete before insert, then caret, then text
-//! selection: GTK's order), then active-descendant and announcements.
+//! remove/add, defunct, Cache remove/add, window:create for a new surface,
+//! moved children), then per-node property and state changes, then
+//! selection-changed on containers, then active-descendant-changed, then
+//! focus (focused=0 on the old node before focused=1 on the new), then text
+//! (delete before insert, then caret, then text selection: GTK's order),
+//! then announcements.
 //!
 //! Limits (documented): a child removed from a parent gets the index it had
 //! among *all* its old siblings (the old tree is gone, so excluded siblings
@@ -158,7 +161,7 @@ fn build_events(
             text_changes(app, surface, update, &mut out);
         }
         for update in &changes.updated {
-            late_changes(app, surface, update, &mut out);
+            announcements(app, surface, update, &mut out);
         }
     }
     out.messages
@@ -792,23 +795,20 @@ fn active_descendant_changes(
     }
 }
 
-fn late_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate, out: &mut Out) {
+fn announcements(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate, out: &mut Out) {
     let Some(ctx) = lookup(app, surface, update.id) else {
         return;
     };
     let path = ctx.path();
     let path = path.as_str();
     for change in &update.changes {
-        match change {
-            Change::LiveRegion { politeness, text } => {
-                let level = match politeness {
-                    Live::Off => continue,
-                    Live::Polite => 1,
-                    Live::Assertive => 2,
-                };
-                out.object(path, "Announcement", "", level, Value::from(text.clone()));
-            }
-            _ => {}
+        if let Change::LiveRegion { politeness, text } = change {
+            let level = match politeness {
+                Live::Off => continue,
+                Live::Polite => 1,
+                Live::Assertive => 2,
+            };
+            out.object(path, "Announcement", "", level, Value::from(text.clone()));
         }
     }
 }
