@@ -33,10 +33,56 @@ pub fn bridge_binary() -> Result<PathBuf> {
             .parent()
             .map(|profile| profile.join("newton-atspi-bridge"))
     });
-    if let Some(path) = beside_tests.filter(|p| p.is_file()) {
-        return Ok(path);
+    let path = match beside_tests.filter(|p| p.is_file()) {
+        Some(path) => path,
+        None => existing(workspace_root().join("target/debug/newton-atspi-bridge"))?,
+    };
+    warn_if_stale(&path);
+    Ok(path)
+}
+
+/// Crates compiled into the bridge binary; a source newer than the binary means a stale build.
+const BRIDGE_SOURCES: &[&str] = &[
+    "bridge/src",
+    "atspi-shim/src",
+    "cache/src",
+    "protocol/src",
+    "producer/src",
+];
+
+/// Warns (loudly, without failing) when a bridge source is newer than the binary: the tests
+/// would then exercise old code. `cargo build -p newton-atspi-bridge` fixes it.
+fn warn_if_stale(binary: &Path) {
+    let Ok(built) = binary.metadata().and_then(|m| m.modified()) else {
+        return;
+    };
+    let root = workspace_root();
+    let newer = BRIDGE_SOURCES
+        .iter()
+        .find_map(|dir| newer_file(&root.join(dir), built));
+    if let Some(source) = newer {
+        eprintln!(
+            "newton-e2e: WARNING: {} is newer than {}; the tests run a stale bridge. \
+             Run `cargo build -p newton-atspi-bridge` (scripts/test.sh does).",
+            source.display(),
+            binary.display()
+        );
     }
-    existing(workspace_root().join("target/debug/newton-atspi-bridge"))
+}
+
+fn newer_file(dir: &Path, than: std::time::SystemTime) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find_map(|entry| {
+            let path = entry.path();
+            let meta = entry.metadata().ok()?;
+            if meta.is_dir() {
+                newer_file(&path, than)
+            } else {
+                (meta.modified().ok()? > than).then_some(path)
+            }
+        })
 }
 
 fn existing(path: PathBuf) -> Result<PathBuf> {

@@ -101,6 +101,7 @@ fn pyatspi_sees_the_gtk_reference_app() {
     assert_eq!(out, out2, "two dumps of an idle app differ");
 
     let report = session.shutdown();
+    eprintln!("teardown: {report:?}");
     assert!(report.is_clean(), "processes survived teardown: {report:?}");
 }
 

@@ -1,0 +1,403 @@
+//! No round trips, proven: every AT-SPI query is answered from the bridge's replica while the
+//! producing application is frozen (SIGSTOP), with the same answers as before, and an action
+//! request sent meanwhile returns at once without disturbing later queries.
+//!
+//! The producer is this test's own child, `newton-atspi-bridge replay --fast --stay`, stopped
+//! by PID. The median latency of a fixed query mix, frozen vs. unfrozen, is printed as a ratio
+//! (measured, never asserted).
+//!
+//! Run with `cargo test -p newton-e2e --test frozen_producer -- --nocapture` after
+//! `cargo build -p newton-atspi-bridge`. No Xvfb, no Orca.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use newton_e2e::{fixture, Bridge, SessionOptions, TestSession};
+use rustix::process::{kill_process, Pid, Signal};
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+const BASIC: &str = "generated-small/basic.jsonl";
+const BASIC_APP: &str = "Newton basic demo";
+const ROOT: &str = "/org/a11y/atspi/accessible/root";
+const CACHE: &str = "/org/a11y/atspi/cache";
+const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+const ROUNDS: usize = 20;
+const ACTION_REQUESTS: usize = 20;
+/// Far beyond libatspi's 800 ms call timeout: only a hang trips it (not a speed assertion).
+const HANG_BOUND: Duration = Duration::from_secs(20);
+
+type ObjRef = (String, OwnedObjectPath);
+type CacheItem = (
+    ObjRef,
+    ObjRef,
+    ObjRef,
+    i32,
+    i32,
+    Vec<String>,
+    String,
+    u32,
+    String,
+    Vec<u32>,
+);
+
+/// A client on the a11y bus talking to one bridged application.
+#[derive(Clone)]
+struct Client {
+    conn: zbus::Connection,
+    app_bus: String,
+}
+
+impl Client {
+    fn connect(address: &str, app_name: &str) -> Client {
+        let conn = async_io::block_on(async {
+            zbus::connection::Builder::address(address)?.build().await
+        })
+        .expect("connect to the a11y bus");
+        let mut client = Client {
+            conn,
+            app_bus: "org.a11y.atspi.Registry".into(),
+        };
+        let apps: Vec<ObjRef> = client
+            .call(ROOT, ACCESSIBLE, "GetChildren", &())
+            .expect("desktop children");
+        client.app_bus = apps
+            .into_iter()
+            .map(|(bus, _)| bus)
+            .find(|bus| {
+                let app = Client {
+                    conn: client.conn.clone(),
+                    app_bus: bus.clone(),
+                };
+                app.prop(ROOT, ACCESSIBLE, "Name")
+                    .is_ok_and(|name| name.contains(app_name))
+            })
+            .unwrap_or_else(|| panic!("no desktop child named {app_name}"));
+        client
+    }
+
+    fn call<B, R>(&self, path: &str, iface: &str, method: &str, body: &B) -> zbus::Result<R>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        async_io::block_on(async {
+            let reply = self
+                .conn
+                .call_method(Some(self.app_bus.as_str()), path, Some(iface), method, body)
+                .await?;
+            reply.body().deserialize::<R>()
+        })
+    }
+
+    /// A property, as its Debug text (comparable between runs).
+    fn prop(&self, path: &str, iface: &str, name: &str) -> zbus::Result<String> {
+        let value: OwnedValue = self.call(
+            path,
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            &(iface, name),
+        )?;
+        Ok(format!("{value:?}"))
+    }
+
+    fn string_prop(&self, path: &str, name: &str) -> String {
+        let value: OwnedValue = self
+            .call(
+                path,
+                "org.freedesktop.DBus.Properties",
+                "Get",
+                &(ACCESSIBLE, name),
+            )
+            .unwrap_or_else(|e| panic!("{name} of {path}: {e}"));
+        String::try_from(value).unwrap_or_else(|e| panic!("{name} of {path}: {e}"))
+    }
+
+    /// Path of the first object (breadth first) named `name`.
+    fn path_named(&self, name: &str) -> String {
+        let mut queue = vec![ROOT.to_string()];
+        while !queue.is_empty() {
+            let path = queue.remove(0);
+            if path != ROOT && self.string_prop(&path, "Name") == name {
+                return path;
+            }
+            let children: Vec<ObjRef> = self
+                .call(&path, ACCESSIBLE, "GetChildren", &())
+                .unwrap_or_else(|e| panic!("GetChildren of {path}: {e}"));
+            queue.extend(children.into_iter().map(|(_, p)| p.to_string()));
+        }
+        panic!("no object named {name:?}")
+    }
+}
+
+type Query = Box<dyn Fn(&Client) -> zbus::Result<String>>;
+
+/// A call whose answer is kept as Debug text.
+fn call<B, R>(path: &str, iface: &'static str, method: &'static str, body: B) -> Query
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType + 'static,
+    R: for<'d> zbus::zvariant::DynamicDeserialize<'d> + std::fmt::Debug,
+{
+    let path = path.to_string();
+    Box::new(move |c: &Client| {
+        c.call::<B, R>(&path, iface, method, &body)
+            .map(|r| format!("{r:?}"))
+    })
+}
+
+fn prop(path: &str, iface: &'static str, name: &'static str) -> Query {
+    let path = path.to_string();
+    Box::new(move |c: &Client| c.prop(&path, iface, name))
+}
+
+/// The fixed query mix: every kind of query an AT makes, on the basic fixture's objects.
+fn query_mix(client: &Client) -> Vec<(&'static str, Query)> {
+    let window = client.path_named("Demo");
+    let button = client.path_named("OK");
+    let entry = client.path_named("Name");
+    let slider = client.path_named("Volume");
+    const TEXT: &str = "org.a11y.atspi.Text";
+    const COMPONENT: &str = "org.a11y.atspi.Component";
+    vec![
+        ("Name", prop(&button, ACCESSIBLE, "Name")),
+        (
+            "GetRole",
+            call::<_, u32>(&button, ACCESSIBLE, "GetRole", ()),
+        ),
+        (
+            "GetState",
+            call::<_, Vec<u32>>(&button, ACCESSIBLE, "GetState", ()),
+        ),
+        (
+            "GetChildren",
+            call::<_, Vec<ObjRef>>(&window, ACCESSIBLE, "GetChildren", ()),
+        ),
+        (
+            "GetChildAtIndex",
+            call::<_, ObjRef>(&window, ACCESSIBLE, "GetChildAtIndex", (0i32,)),
+        ),
+        (
+            "GetIndexInParent",
+            call::<_, i32>(&button, ACCESSIBLE, "GetIndexInParent", ()),
+        ),
+        (
+            "GetAttributes",
+            call::<_, HashMap<String, String>>(&button, ACCESSIBLE, "GetAttributes", ()),
+        ),
+        (
+            "GetRelationSet",
+            call::<_, Vec<(u32, Vec<ObjRef>)>>(&entry, ACCESSIBLE, "GetRelationSet", ()),
+        ),
+        (
+            "Text.GetText",
+            call::<_, String>(&entry, TEXT, "GetText", (0i32, -1i32)),
+        ),
+        (
+            "Text.GetTextAtOffset",
+            call::<_, (String, i32, i32)>(&entry, TEXT, "GetTextAtOffset", (0i32, 1u32)),
+        ),
+        (
+            "Text.GetStringAtOffset",
+            call::<_, (String, i32, i32)>(&entry, TEXT, "GetStringAtOffset", (1i32, 0u32)),
+        ),
+        ("Text.CaretOffset", prop(&entry, TEXT, "CaretOffset")),
+        ("Text.CharacterCount", prop(&entry, TEXT, "CharacterCount")),
+        (
+            "Component.GetExtents(screen)",
+            call::<_, (i32, i32, i32, i32)>(&button, COMPONENT, "GetExtents", (0u32,)),
+        ),
+        (
+            "Component.GetExtents(window)",
+            call::<_, (i32, i32, i32, i32)>(&button, COMPONENT, "GetExtents", (1u32,)),
+        ),
+        (
+            "Action.GetActions",
+            call::<_, Vec<(String, String, String)>>(
+                &button,
+                "org.a11y.atspi.Action",
+                "GetActions",
+                (),
+            ),
+        ),
+        (
+            "Value.CurrentValue",
+            prop(&slider, "org.a11y.atspi.Value", "CurrentValue"),
+        ),
+        (
+            "Cache.GetItems",
+            call::<_, Vec<CacheItem>>(CACHE, "org.a11y.atspi.Cache", "GetItems", ()),
+        ),
+        (
+            "Application.ToolkitName",
+            prop(ROOT, "org.a11y.atspi.Application", "ToolkitName"),
+        ),
+    ]
+}
+
+/// What one pass of the mix answered, and how long each query took.
+struct Pass {
+    answers: Vec<(&'static str, String)>,
+    errors: Vec<String>,
+    latencies: Vec<Duration>,
+}
+
+fn run_mix(client: &Client, mix: &[(&'static str, Query)], rounds: usize) -> Pass {
+    let mut pass = Pass {
+        answers: Vec::new(),
+        errors: Vec::new(),
+        latencies: Vec::new(),
+    };
+    for round in 0..rounds {
+        for (name, query) in mix {
+            let start = Instant::now();
+            let answer = query(client);
+            pass.latencies.push(start.elapsed());
+            match answer {
+                Ok(text) if round == 0 => pass.answers.push((name, text)),
+                Ok(text) => {
+                    let first = pass.answers.iter().find(|(n, _)| n == name);
+                    if first.is_some_and(|(_, t)| *t != text) {
+                        pass.errors
+                            .push(format!("{name}: answer changed between rounds"));
+                    }
+                }
+                Err(e) => pass.errors.push(format!("{name}: {e}")),
+            }
+        }
+    }
+    pass
+}
+
+fn median(latencies: &[Duration]) -> Duration {
+    let mut sorted = latencies.to_vec();
+    sorted.sort();
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
+
+fn signal(pid: u32, signal: Signal) {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(Pid::from_raw)
+        .expect("a valid child pid");
+    kill_process(pid, signal).expect("signal our own replay child");
+}
+
+/// Process state letter from /proc (T = stopped).
+fn process_state(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s.rsplit_once(')')?.1.split_whitespace().next()?.to_string()))
+        .unwrap_or_default()
+}
+
+/// Resumes the frozen producer however the test ends, so teardown can stop it normally.
+struct Frozen(u32);
+
+impl Frozen {
+    fn freeze(pid: u32) -> Frozen {
+        signal(pid, Signal::STOP);
+        Frozen(pid)
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        signal(self.0, Signal::CONT);
+    }
+}
+
+/// `DoAction(0)` on `path` from a separate thread, bounded by [`HANG_BOUND`]: returns the reply
+/// and how long it took, or fails if it hangs.
+fn do_action(client: &Client, path: &str) -> (zbus::Result<bool>, Duration) {
+    let (tx, rx) = mpsc::channel();
+    let (client, target) = (client.clone(), path.to_string());
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        let reply = client.call::<_, bool>(&target, "org.a11y.atspi.Action", "DoAction", &(0i32,));
+        let _ = tx.send((reply, start.elapsed()));
+    });
+    rx.recv_timeout(HANG_BOUND)
+        .unwrap_or_else(|_| panic!("DoAction on {path} blocked while the producer is frozen"))
+}
+
+#[test]
+fn every_query_is_answered_while_the_producer_is_frozen() {
+    let options = SessionOptions {
+        xvfb: false,
+        ..SessionOptions::default()
+    };
+    let mut session = TestSession::start(options).expect("start the test session");
+    let bridge = Bridge::start(&mut session).expect("start the bridge");
+    let replay = bridge
+        .replay_and_stay(&mut session, "replay", &fixture(BASIC), BASIC_APP)
+        .expect("replay the basic fixture and stay connected");
+    assert!(
+        replay.summary.ends_with("; 0 rejected"),
+        "{}",
+        replay.summary
+    );
+    let address = session.a11y_bus_address().expect("a11y bus").to_string();
+    let client = Client::connect(&address, BASIC_APP);
+    let mix = query_mix(&client);
+    let button = client.path_named("OK");
+
+    let live = run_mix(&client, &mix, ROUNDS);
+    assert!(
+        live.errors.is_empty(),
+        "errors before freezing: {:#?}",
+        live.errors
+    );
+
+    let frozen = Frozen::freeze(replay.pid);
+    assert_eq!(process_state(replay.pid), "T", "the producer is stopped");
+    let still = run_mix(&client, &mix, ROUNDS);
+    let mut action_latencies = Vec::new();
+    for _ in 0..ACTION_REQUESTS {
+        let (reply, took) = do_action(&client, &button);
+        assert_eq!(reply.ok(), Some(true), "DoAction while frozen");
+        action_latencies.push(took);
+    }
+    let after_actions = run_mix(&client, &mix, ROUNDS);
+    assert_eq!(
+        process_state(replay.pid),
+        "T",
+        "the producer stayed stopped"
+    );
+    drop(frozen);
+
+    for (label, pass) in [
+        ("frozen", &still),
+        ("frozen, after DoAction", &after_actions),
+    ] {
+        assert!(pass.errors.is_empty(), "{label}: {:#?}", pass.errors);
+        for ((name, before), (_, now)) in live.answers.iter().zip(&pass.answers) {
+            assert_eq!(before, now, "{label}: {name} answered differently");
+        }
+        assert_eq!(
+            pass.answers.len(),
+            live.answers.len(),
+            "{label}: every query answered"
+        );
+    }
+
+    let (live_median, frozen_median) = (median(&live.latencies), median(&still.latencies));
+    eprintln!(
+        "query mix of {} kinds × {ROUNDS} rounds: median latency unfrozen {live_median:?}, \
+         frozen {frozen_median:?}, frozen after {ACTION_REQUESTS} DoActions {:?}; \
+         ratio frozen/unfrozen = {:.2}; DoAction while frozen: median {:?}",
+        mix.len(),
+        median(&after_actions.latencies),
+        frozen_median.as_secs_f64() / live_median.as_secs_f64().max(f64::MIN_POSITIVE),
+        median(&action_latencies),
+    );
+
+    session
+        .ensure_running(bridge.pid())
+        .expect("the bridge is still running");
+    session
+        .ensure_running(replay.pid)
+        .expect("the producer survived being frozen");
+    session.stop(replay.pid, Duration::from_secs(10));
+    let report = session.shutdown();
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+}
