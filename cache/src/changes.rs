@@ -1,6 +1,40 @@
 //! What one applied frame changed, in platform-neutral terms, with the old and
 //! new value of everything that changed. Produced while both the old and the
 //! new tree state are available, so consumers never need the old tree.
+//!
+//! # Semantics (what the AT-SPI layer can rely on)
+//!
+//! * **`added`**: new nodes, each after its parent (pre-order of the final
+//!   tree restricted to added nodes). `Created`/`Replaced`: every node of the
+//!   new tree in pre-order. A node in `added` never appears in `updated`.
+//! * **`removed`**: nodes that left, each after its (removed) parent, with
+//!   `parent` = (parent id, index) in the tree just before the update that
+//!   removed it; `None` for an old root. `Replaced`/`Destroyed`: every old
+//!   node. A node removed and re-added in one commit is in both lists.
+//! * **`updated`**: one entry per node whose observable properties changed,
+//!   each [`Change`] with old and new value (old = before the commit, new =
+//!   after it, merged across the updates of a commit; no-op pairs dropped).
+//!   Computed only for nodes the consumer reports as updated (data changed,
+//!   parent or index changed, or focus moved onto/off them): a node whose
+//!   *label source* (`labelledBy` target) or ancestor transform changed is not
+//!   re-examined.
+//! * **`Text`** is reported on the text-bearing node (one that
+//!   `supports_text_ranges`), with the whole old and new text (password
+//!   masked as the consumer does), when the node itself, one of its text runs,
+//!   or a node whose children include a text run changed. **`TextSelection`**
+//!   is in characters (Unicode scalar values) from the node's text start.
+//! * **`LiveRegion`** is added to a node whose name or text changed while
+//!   `NodeRef::live()` (its own or inherited `live`) is not `Off`, carrying
+//!   the new name/text.
+//! * **`focus`**: the consumer's effective focus (active descendant
+//!   resolved) moved; only reported while the surface is host-focused
+//!   (compositor focus), so `set_focused_surface` produces focus changes
+//!   (`old: None` on gaining, `new: None` on losing). The old and new focus
+//!   nodes also get `Flag { Focused }` changes.
+//! * **`Actions`** is a bitmask with bit *n* = `accesskit::Action` variant
+//!   *n* (Click = bit 0, Focus = bit 1, …).
+//! * **`Bounds`**: `NodeRef::bounding_box()`, surface-relative tree units
+//!   (apply the surface `Geometry` for screen coordinates).
 
 use accesskit::{Live, NodeId, Rect, Role, Toggled};
 use newton_push_protocol::SurfaceId;

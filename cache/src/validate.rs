@@ -296,6 +296,8 @@ struct Post<'a, 'u, 'c> {
     places: HashMap<NodeId, Place>,
     removed: HashSet<NodeId>,
     removed_order: Vec<NodeId>,
+    walk_path: Vec<NodeId>,
+    walk_set: HashSet<NodeId>,
 }
 
 impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
@@ -379,6 +381,8 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
             places: HashMap::new(),
             removed: HashSet::new(),
             removed_order: Vec::new(),
+            walk_path: Vec::new(),
+            walk_set: HashSet::new(),
         })
     }
 
@@ -472,8 +476,24 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
     /// limit) and records where every node on the way ends up.
     fn place_of(&mut self, start: NodeId) -> Result<Place, RejectError> {
         let max_depth = self.cx.limits.max_depth;
-        let mut path = Vec::new();
-        let mut on_path = HashSet::new();
+        // Reused buffers: this runs once per node of a (possibly huge) update.
+        let mut path = std::mem::take(&mut self.walk_path);
+        let mut on_path = std::mem::take(&mut self.walk_set);
+        path.clear();
+        on_path.clear();
+        let result = self.walk_up(start, max_depth, &mut path, &mut on_path);
+        self.walk_path = path;
+        self.walk_set = on_path;
+        result
+    }
+
+    fn walk_up(
+        &mut self,
+        start: NodeId,
+        max_depth: usize,
+        path: &mut Vec<NodeId>,
+        on_path: &mut HashSet<NodeId>,
+    ) -> Result<Place, RejectError> {
         let mut current = start;
         let base = loop {
             if let Some(place) = self.places.get(&current) {
