@@ -28,6 +28,19 @@ pub enum Command {
     /// Show what an AT sees: start private buses when no desktop is running,
     /// start the bridge, replay a bundled fixture and print the AT-SPI tree.
     Demo(DemoArgs),
+    /// Record what a sender pushes (JSON lines) for bug reports and fixtures,
+    /// passing it on to the running bridge.
+    Record(RecordArgs),
+    /// Compare two AT-SPI applications' trees (exit 1 when they differ).
+    Diff(DiffArgs),
+    /// Show the running bridge's applications, nodes, updates and rejections.
+    Status(StatusArgs),
+    /// Write the man pages into a directory (for packaging).
+    #[command(hide = true)]
+    GenerateManpages(GenerateArgs),
+    /// Write bash, zsh and fish completions into a directory (for packaging).
+    #[command(hide = true)]
+    GenerateCompletions(GenerateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -114,4 +127,158 @@ pub struct DumpArgs {
     /// Accessibility bus address (default: as libatspi finds it).
     #[arg(long, env = "AT_SPI_BUS_ADDRESS", hide_env_values = true)]
     pub a11y_bus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Point the sender at the printed socket; the recording ends when it disconnects.\n\
+Example: newton-atspi-bridge record --out bug.jsonl"
+)]
+pub struct RecordArgs {
+    /// Where to write the recording (JSON lines, first line the hello; `replay` plays it back).
+    #[arg(long, short)]
+    pub out: PathBuf,
+    /// Socket to listen on for the sender (default: record.sock beside the bridge socket).
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+    /// The bridge to pass the stream on to (default: the bridge socket). When no
+    /// bridge listens there, the recorder answers the sender itself.
+    #[arg(long)]
+    pub upstream: Option<PathBuf>,
+}
+
+/// Output formats of `diff`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// One line per difference.
+    Text,
+    /// A JSON document listing every difference.
+    Json,
+    /// JUnit XML: one test case per object, one failure per differing property.
+    Junit,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 when the trees are identical, 1 when they differ, 2 on errors.\n\
+Example: newton-atspi-bridge diff gtk4-demo-legacy gtk4-demo --format junit --ignore extents > report.xml"
+)]
+pub struct DiffArgs {
+    /// First application (name as for `dump`: exact, else a unique substring).
+    pub a: String,
+    /// Second application.
+    pub b: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// Properties to ignore, comma-separated: role, name, description, states,
+    /// interfaces, text, caret, actions, value, extents, relations, children;
+    /// `states:NAME` ignores one state only (e.g. `extents,states:focused`).
+    #[arg(long, value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// Deepest level to walk.
+    #[arg(long, default_value_t = 64)]
+    pub max_depth: usize,
+    /// Most objects to visit per application.
+    #[arg(long, default_value_t = 20_000)]
+    pub max_nodes: usize,
+    /// Accessibility bus address (default: as libatspi finds it).
+    #[arg(long, env = "AT_SPI_BUS_ADDRESS", hide_env_values = true)]
+    pub a11y_bus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print the daemon's JSON document instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Bridge socket (default as for `serve`); the status socket is beside it.
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Directory to write into (created if missing).
+    pub dir: PathBuf,
+}
+
+/// The command definition, for man pages and completions.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_renders_its_help() {
+        let mut cli = command();
+        let names: Vec<String> = cli
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        assert!(names.len() >= 9, "{names:?}");
+        for name in names {
+            let sub = cli.find_subcommand_mut(&name).expect("listed above");
+            let help = sub.render_long_help().to_string();
+            assert!(help.contains("Usage:"), "{name}: {help}");
+        }
+        let error = Cli::try_parse_from(["newton-atspi-bridge", "record", "--help"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::DisplayHelp);
+    }
+
+    #[test]
+    fn parses_record_diff_and_status() {
+        let cli = Cli::try_parse_from([
+            "newton-atspi-bridge",
+            "record",
+            "--out",
+            "x.jsonl",
+            "--upstream",
+            "/tmp/b.sock",
+        ])
+        .unwrap();
+        let Some(Command::Record(args)) = cli.command else {
+            panic!("not record");
+        };
+        assert_eq!(args.out, PathBuf::from("x.jsonl"));
+        assert_eq!(args.upstream, Some(PathBuf::from("/tmp/b.sock")));
+        assert_eq!(args.socket, None);
+
+        let cli = Cli::try_parse_from([
+            "newton-atspi-bridge",
+            "diff",
+            "a",
+            "b",
+            "--format",
+            "junit",
+            "--ignore",
+            "extents,states:focused",
+        ])
+        .unwrap();
+        let Some(Command::Diff(args)) = cli.command else {
+            panic!("not diff");
+        };
+        assert_eq!(args.format, DiffFormat::Junit);
+        assert_eq!(args.ignore, vec!["extents", "states:focused"]);
+
+        let cli = Cli::try_parse_from(["newton-atspi-bridge", "status", "--json"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Status(StatusArgs { json: true, .. }))
+        ));
+    }
+
+    #[test]
+    fn record_needs_an_output_file() {
+        assert!(Cli::try_parse_from(["newton-atspi-bridge", "record"]).is_err());
+    }
 }

@@ -37,6 +37,8 @@ pub struct Daemon {
     at_present: AtomicBool,
     apps: Mutex<BTreeMap<u64, Arc<BridgedApp>>>,
     next_app: AtomicU64,
+    /// Counters for `status` (see control.rs).
+    pub stats: Arc<crate::control::Stats>,
 }
 
 impl Daemon {
@@ -48,7 +50,10 @@ impl Daemon {
     }
 
     pub fn remove_app(&self, key: u64) {
-        self.lock_apps().remove(&key);
+        let removed = self.lock_apps().remove(&key);
+        if let Some(app) = removed {
+            self.stats.app_departed(&app);
+        }
     }
 
     fn lock_apps(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<BridgedApp>>> {
@@ -194,6 +199,7 @@ async fn serve(
         at_present: AtomicBool::new(false),
         apps: Mutex::new(BTreeMap::new()),
         next_app: AtomicU64::new(1),
+        stats: Arc::default(),
     });
     let control = a11y_bus::connect(&daemon.a11y_address()).await?;
     executor
@@ -203,6 +209,7 @@ async fn serve(
         .spawn(listeners::watch_enabled(daemon.clone()))
         .detach();
     let listener = Async::new(bound.listener.try_clone()?)?;
+    let status = crate::control::start(&daemon, &path);
     info!(socket = %path.display(), "ready: waiting for senders");
     if args.stdio {
         executor.spawn(sender::serve_stdio(daemon.clone())).detach();
@@ -224,6 +231,7 @@ async fn serve(
         }
     }
     shut_down(&daemon).await;
+    drop(status);
     drop(bound);
     Ok(())
 }
@@ -231,9 +239,14 @@ async fn serve(
 fn accept(daemon: &Arc<Daemon>, stream: Async<UnixStream>) {
     match socket::check_peer(stream.get_ref()) {
         Ok(pid) => {
+            let counted = daemon.stats.sender_connected();
+            let connection = sender::serve_connection(daemon.clone(), stream, Some(pid));
             daemon
                 .executor
-                .spawn(sender::serve_connection(daemon.clone(), stream, Some(pid)))
+                .spawn(async move {
+                    connection.await;
+                    drop(counted);
+                })
                 .detach();
         }
         Err(why) => warn!("refused a sender: {why}"),

@@ -8,15 +8,20 @@
 mod a11y_bus;
 mod app;
 mod cli;
+mod control;
 mod daemon;
 mod demo;
+mod diff;
 mod dump;
 mod listeners;
 mod logging;
+mod manpages;
 mod private_session;
+mod record;
 mod registry;
 mod sender;
 mod socket;
+mod status;
 
 use std::process::ExitCode;
 
@@ -37,12 +42,29 @@ fn main() -> ExitCode {
         Command::Replay(args) => sender::replay(args),
         Command::Dump(args) => dump::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Record(args) => record::run(args),
+        Command::Diff(args) => return diff_exit_code(diff::run(args)),
+        Command::Status(args) => status::run(args),
+        Command::GenerateManpages(args) => manpages::write_manpages(&args.dir),
+        Command::GenerateCompletions(args) => manpages::write_completions(&args.dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("newton-atspi-bridge: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `diff` exit status: 0 identical, 1 different, 2 when it could not compare.
+fn diff_exit_code(result: Result<bool, Box<dyn std::error::Error>>) -> ExitCode {
+    match result {
+        Ok(false) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("newton-atspi-bridge diff: {error}");
+            ExitCode::from(2)
         }
     }
 }
