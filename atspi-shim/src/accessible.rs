@@ -289,11 +289,43 @@ pub(crate) fn attributes(ctx: &NodeCtx) -> HashMap<String, String> {
     if let Some(popup) = node.has_popup() {
         put("haspopup", format!("{popup:?}").to_lowercase());
     }
+    if let Some(xml_role) = xml_role(node.role()) {
+        put("xml-roles", xml_role.to_owned());
+    }
     put_live_attributes(node, &mut put);
     if matches!(node.role(), Role::Heading) && node.level().is_none() {
         put("level", "1".to_owned());
     }
     attrs
+}
+
+/// The ARIA role name Orca reads from `xml-roles`, for roles whose AT-SPI
+/// role loses the distinction (every landmark is LANDMARK, for instance).
+fn xml_role(role: Role) -> Option<&'static str> {
+    Some(match role {
+        Role::Banner | Role::Header => "banner",
+        Role::Complementary => "complementary",
+        Role::ContentInfo | Role::Footer => "contentinfo",
+        Role::Main => "main",
+        Role::Navigation => "navigation",
+        Role::Region => "region",
+        Role::Search => "search",
+        Role::Form => "form",
+        Role::Grid => "grid",
+        Role::TreeGrid => "treegrid",
+        Role::Alert => "alert",
+        Role::AlertDialog => "alertdialog",
+        Role::Dialog => "dialog",
+        Role::Feed => "feed",
+        Role::Log => "log",
+        Role::Marquee => "marquee",
+        Role::Status => "status",
+        Role::Timer => "timer",
+        Role::Tooltip => "tooltip",
+        Role::Switch => "switch",
+        Role::TabPanel => "tabpanel",
+        _ => return None,
+    })
 }
 
 fn put_live_attributes(node: &NodeRef, put: &mut impl FnMut(&str, String)) {

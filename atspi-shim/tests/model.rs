@@ -523,3 +523,18 @@ fn tables_and_cells() {
     let interfaces: Vec<String> = h.ok(&node(12), ACCESSIBLE, "GetInterfaces", &());
     assert!(interfaces.iter().any(|i| i == "org.a11y.atspi.TableCell"));
 }
+
+#[test]
+fn xml_roles_keep_aria_distinctions() {
+    let h = grid();
+    let attrs: HashMap<String, String> = h.ok(&node(2), ACCESSIBLE, "GetAttributes", &());
+    assert_eq!(attrs.get("xml-roles").map(String::as_str), Some("grid"));
+    let collection = "org.a11y.atspi.Collection";
+    let found: Vec<Ref> = h.ok(
+        &node(1),
+        collection,
+        "GetMatches",
+        &(rule(&[], &[("xml-roles", "grid")], &[]), 1u32, 1i32, true),
+    );
+    assert_eq!(found, vec![node_ref(2)]);
+}
