@@ -351,11 +351,12 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         Ok::<_, Box<dyn Error>>((a, b))
     })?;
     let report = compare(&args.a, &a, &args.b, &b, &ignore);
-    match args.format {
-        DiffFormat::Text => print!("{}", to_text(&report)),
-        DiffFormat::Json => println!("{}", to_json(&report)?),
-        DiffFormat::Junit => print!("{}", to_junit(&report)),
-    }
+    let output = match args.format {
+        DiffFormat::Text => to_text(&report),
+        DiffFormat::Json => to_json(&report)? + "\n",
+        DiffFormat::Junit => to_junit(&report),
+    };
+    crate::print_out(&output)?;
     Ok(!report.identical)
 }
 

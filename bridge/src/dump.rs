@@ -428,6 +428,30 @@ fn state_names(bits: &[u32]) -> Vec<String> {
     names
 }
 
+/// Renders trees as `dump --json` prints them: a JSON array with one object
+/// per application. This shape is stable (scripts and golden files rely on
+/// it); each object has, in this order:
+///
+/// * `role` (AT-SPI role name), `name`: always;
+/// * `description`: omitted when empty;
+/// * `states` (nicks in AT-SPI bit order), `interfaces` (sorted, full
+///   names): always, possibly empty;
+/// * `text` (whole text), `caret`, `value` (current value): only for
+///   objects with the Text or Value interface;
+/// * `actions` (names), `relations` (`"kind → “target name”"`): omitted
+///   when empty;
+/// * `extents`: `[x, y, width, height]` in screen coordinates, only for
+///   objects with the Component interface;
+/// * `errors`: calls that failed while walking, omitted when none;
+/// * `children`: the same objects, in AT-SPI child order; omitted when none.
+///
+/// New optional keys may be added; existing ones keep their meaning.
+pub fn to_json(trees: &[DumpNode]) -> serde_json::Result<String> {
+    let mut json = serde_json::to_string_pretty(trees)?;
+    json.push('\n');
+    Ok(json)
+}
+
 /// Renders a tree as indented text, one object per line.
 pub fn to_text(node: &DumpNode) -> String {
     let mut out = String::new();
@@ -486,13 +510,12 @@ pub fn run(args: crate::cli::DumpArgs) -> Result<(), Box<dyn std::error::Error>>
         for (bus, _) in &apps {
             trees.push(walk_application(&conn, bus, limits).await);
         }
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&trees)?);
+        let output = if args.json {
+            to_json(&trees)?
         } else {
-            for tree in &trees {
-                print!("{}", to_text(tree));
-            }
-        }
+            trees.iter().map(to_text).collect()
+        };
+        crate::print_out(&output)?;
         Ok(())
     })
 }
@@ -534,5 +557,78 @@ pub fn select_apps(
         _ => Err(format!(
             "\u{201c}{wanted}\u{201d} matches several applications; give the full name"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf() -> DumpNode {
+        DumpNode {
+            role: "push button".into(),
+            name: "OK".into(),
+            description: String::new(),
+            states: vec!["enabled".into(), "focusable".into()],
+            interfaces: vec![
+                "org.a11y.atspi.Accessible".into(),
+                "org.a11y.atspi.Action".into(),
+            ],
+            text: None,
+            caret: None,
+            actions: vec!["click".into()],
+            value: None,
+            extents: Some((10, 20, 80, 24)),
+            relations: Vec::new(),
+            errors: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn json_shape_is_stable() {
+        let mut root = leaf();
+        root.role = "application".into();
+        root.description = "An app".into();
+        root.text = Some("hi".into());
+        root.caret = Some(1);
+        root.children = vec![leaf()];
+        let json = to_json(&[root]).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object().unwrap().keys().cloned().collect()
+        };
+        // serde_json without preserve_order sorts keys; the text keeps the struct order.
+        let first_line_of = |key: &str| json.find(&format!("\"{key}\"")).unwrap();
+        assert!(first_line_of("role") < first_line_of("name"));
+        assert!(first_line_of("states") < first_line_of("children"));
+        let mut root_keys = keys(&value[0]);
+        root_keys.sort();
+        assert_eq!(
+            root_keys,
+            [
+                "actions",
+                "caret",
+                "children",
+                "description",
+                "extents",
+                "interfaces",
+                "name",
+                "role",
+                "states",
+                "text"
+            ]
+        );
+        let mut leaf_keys = keys(&value[0]["children"][0]);
+        leaf_keys.sort();
+        assert_eq!(
+            leaf_keys,
+            ["actions", "extents", "interfaces", "name", "role", "states"]
+        );
+        assert_eq!(
+            value[0]["children"][0]["extents"],
+            serde_json::json!([10, 20, 80, 24])
+        );
+        assert!(json.ends_with("]\n"));
     }
 }

@@ -68,3 +68,17 @@ fn diff_exit_code(result: Result<bool, Box<dyn std::error::Error>>) -> ExitCode 
         }
     }
 }
+
+/// Writes command output to stdout. A reader that went away (`| head`) is
+/// not an error: the output simply stops, as with any Unix tool.
+pub fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

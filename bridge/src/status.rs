@@ -23,11 +23,12 @@ pub fn run(args: StatusArgs) -> Result<(), Box<dyn Error>> {
     let document: StatusDocument = serde_json::from_str(&text).map_err(|e| {
         format!("the bridge's status is not understood ({e}); is it another version?")
     })?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&document)?);
+    let output = if args.json {
+        serde_json::to_string_pretty(&document)? + "\n"
     } else {
-        print!("{}", summary(&document));
-    }
+        summary(&document)
+    };
+    crate::print_out(&output)?;
     Ok(())
 }
 
