@@ -209,6 +209,13 @@ fn shape(state: &TreeState) -> Vec<String> {
     out
 }
 
+fn node_ids(state: &TreeState) -> std::collections::BTreeSet<u64> {
+    shape(state)
+        .iter()
+        .filter_map(|line| line.split(' ').next()?.trim_start_matches('#').parse().ok())
+        .collect()
+}
+
 fn limits() -> Limits {
     Limits {
         max_nodes: 10_000,
@@ -261,6 +268,8 @@ proptest! {
         let mut app = AppReplica::new(limits());
         app.create_surface(S, None).unwrap();
         let mut plain: Option<Tree> = None;
+        // The node set rebuilt from change sets alone must match the tree.
+        let mut shadow = std::collections::BTreeSet::new();
         for update in updates {
             match plain.as_mut() {
                 None => plain = Some(Tree::new(update.clone(), false)),
@@ -268,6 +277,20 @@ proptest! {
             }
             let result = app.commit(S, vec![update], 0);
             prop_assert!(result.is_ok(), "valid update rejected: {:?}", result);
+            if let Ok(changes) = &result {
+                for removed in &changes.removed {
+                    prop_assert!(shadow.remove(&removed.id.0), "removed unknown node {:?}", removed.id);
+                }
+                for added in &changes.added {
+                    prop_assert!(shadow.insert(added.0), "added known node {:?}", added);
+                }
+            }
+            let tree_ids: std::collections::BTreeSet<u64> = app
+                .surface(S)
+                .and_then(|s| s.tree())
+                .map(|t| node_ids(t.state()))
+                .unwrap_or_default();
+            prop_assert_eq!(&shadow, &tree_ids);
             let ours = app.surface(S).and_then(|s| s.tree()).map(|t| shape(t.state()));
             let theirs = plain.as_ref().map(|t| shape(t.state()));
             prop_assert_eq!(ours, theirs);
@@ -276,6 +299,29 @@ proptest! {
         let expected = plain.as_ref().map(|t| shape(t.state()).len()).unwrap_or(0);
         prop_assert_eq!(count, expected);
         prop_assert_eq!(app.node_count(), expected);
+    }
+
+    #[test]
+    fn multi_update_commits_match_the_plain_consumer(
+        ops in prop::collection::vec((any::<u8>(), any::<u32>(), any::<u32>(), "[a-z]{0,3}"), 1..40),
+        group in 1usize..5,
+    ) {
+        let updates = stream(&ops);
+        let mut plain: Option<Tree> = None;
+        for update in &updates {
+            match plain.as_mut() {
+                None => plain = Some(Tree::new(update.clone(), false)),
+                Some(tree) => tree.update_and_process_changes(update.clone(), &mut Ignore),
+            }
+        }
+        let mut app = AppReplica::new(limits());
+        app.create_surface(S, None).unwrap();
+        for chunk in updates.chunks(group) {
+            let result = app.commit(S, chunk.to_vec(), 0);
+            prop_assert!(result.is_ok(), "valid commit rejected: {:?}", result);
+        }
+        let ours = app.surface(S).and_then(|s| s.tree()).map(|t| shape(t.state()));
+        prop_assert_eq!(ours, plain.as_ref().map(|t| shape(t.state())));
     }
 
     #[test]
