@@ -207,12 +207,16 @@ impl BridgedApp {
         }
     }
 
-    /// Builds the AT-SPI events for applied change sets.
+    /// Builds the AT-SPI events for applied change sets, skipping those no
+    /// listener wants before they are built.
     pub fn events_for(&self, changes: &[ChangeSet]) -> Vec<Message> {
+        let listeners = self.listeners.lock().clone();
         self.with_context(|context| {
             changes
                 .iter()
-                .flat_map(|set| newton_atspi_shim::events::events_for(context, set))
+                .flat_map(|set| {
+                    newton_atspi_shim::events::events_for_listeners(context, set, &listeners)
+                })
                 .collect()
         })
     }
