@@ -44,6 +44,7 @@ step "cargo build --workspace --all-targets"
 cargo build --workspace --all-targets
 
 step "cargo test --workspace"
-cargo test --workspace
+# --no-fail-fast: report every failing test binary, not just the first.
+cargo test --workspace --no-fail-fast
 
 step "all checks passed in $((SECONDS - start)) s"
