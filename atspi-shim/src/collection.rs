@@ -473,7 +473,9 @@ impl InterfaceCriterion {
 
 /// Set bit numbers of a bit array sent as `ai` (32 bits per element).
 fn bits(words: &[i32]) -> impl Iterator<Item = u32> + '_ {
-    words.iter().enumerate().flat_map(|(word, value)| {
+    // Roles and states fit in 8 words (256 bits); more is ignored so a huge
+    // array cannot make a huge rule.
+    words.iter().take(8).enumerate().flat_map(|(word, value)| {
         let value = *value as u32;
         (0..32u32)
             .filter(move |bit| value & (1 << bit) != 0)

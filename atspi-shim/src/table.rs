@@ -82,24 +82,28 @@ pub(crate) struct Grid<'a> {
     pub column_count: usize,
 }
 
-/// Spans are clamped so a hostile producer cannot make slot bookkeeping huge.
+/// Spans and indices are clamped, and slot bookkeeping is budgeted, so a
+/// hostile producer can neither overflow positions nor make a call slow.
 const MAX_SPAN: usize = 1000;
+const MAX_INDEX: usize = 1 << 24;
+const MAX_MARKED_SLOTS: usize = 1 << 16;
 
 impl<'a> Grid<'a> {
     pub(crate) fn of(table: &NodeRef<'a>) -> Self {
         let rows = table_rows(table);
         let mut cells = Vec::new();
         let mut occupied: HashSet<(usize, usize)> = HashSet::new();
+        let mut marks_left = MAX_MARKED_SLOTS;
         for (sequential, row) in rows.iter().enumerate() {
-            let row_index = row.data().row_index().unwrap_or(sequential);
+            let row_index = row.data().row_index().unwrap_or(sequential).min(MAX_INDEX);
             let mut next_column = 0;
             for node in exposed_children(row).filter(is_cell) {
                 let data = node.data();
-                let row_index = data.row_index().unwrap_or(row_index);
+                let row_index = data.row_index().unwrap_or(row_index).min(MAX_INDEX);
                 let row_span = data.row_span().unwrap_or(1).clamp(1, MAX_SPAN);
                 let column_span = data.column_span().unwrap_or(1).clamp(1, MAX_SPAN);
                 let column = match data.column_index() {
-                    Some(column) => column,
+                    Some(column) => column.min(MAX_INDEX),
                     None => {
                         while occupied.contains(&(row_index, next_column)) {
                             next_column += 1;
@@ -107,8 +111,12 @@ impl<'a> Grid<'a> {
                         next_column
                     }
                 };
-                for r in row_index..row_index + row_span {
+                'mark: for r in row_index..row_index + row_span {
                     for c in column..column + column_span {
+                        if marks_left == 0 {
+                            break 'mark;
+                        }
+                        marks_left -= 1;
                         occupied.insert((r, c));
                     }
                 }

@@ -538,3 +538,53 @@ fn xml_roles_keep_aria_distinctions() {
     );
     assert_eq!(found, vec![node_ref(2)]);
 }
+
+#[test]
+fn hostile_table_indices_and_spans_stay_bounded() {
+    let mut window = make(Role::Window, Some("T"), (0.0, 0.0, 100.0, 100.0));
+    window.set_children(vec![NodeId(2)]);
+    let mut table = make(Role::Table, None, (0.0, 0.0, 100.0, 100.0));
+    table.set_children(vec![NodeId(3)]);
+    table.set_row_count(usize::MAX);
+    let mut row = make(Role::Row, None, (0.0, 0.0, 100.0, 10.0));
+    row.set_children(vec![NodeId(4), NodeId(5)]);
+    row.set_row_index(usize::MAX);
+    let mut huge = make(Role::Cell, Some("huge"), (0.0, 0.0, 10.0, 10.0));
+    huge.set_row_span(usize::MAX);
+    huge.set_column_span(usize::MAX);
+    let mut far = make(Role::Cell, Some("far"), (10.0, 0.0, 10.0, 10.0));
+    far.set_column_index(usize::MAX);
+    let h = Harness::custom(full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), table),
+            (NodeId(3), row),
+            (NodeId(4), huge),
+            (NodeId(5), far),
+        ],
+        NodeId(1),
+    ));
+    assert_eq!(
+        h.prop::<i32>(&node(2), "org.a11y.atspi.Table", "NRows"),
+        i32::MAX
+    );
+    let span: (bool, i32, i32, i32, i32) = h.ok(
+        &node(5),
+        "org.a11y.atspi.TableCell",
+        "GetRowColumnSpan",
+        &(),
+    );
+    assert!(span.0);
+    let _: i32 = h.ok(
+        &node(2),
+        "org.a11y.atspi.Table",
+        "GetIndexAt",
+        &(i32::MAX, i32::MAX),
+    );
+    let _: (bool, i32, i32, i32, i32, bool) = h.ok(
+        &node(2),
+        "org.a11y.atspi.Table",
+        "GetRowColumnExtentsAtIndex",
+        &(i32::MAX,),
+    );
+}
