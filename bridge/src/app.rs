@@ -38,6 +38,7 @@ pub struct BridgedApp {
     state: Mutex<AppState>,
     to_sender: async_channel::Sender<BridgeMessage>,
     listeners: SharedListeners,
+    p2p: Mutex<Option<crate::p2p::P2pEndpoint>>,
 }
 
 impl BridgedApp {
@@ -61,7 +62,32 @@ impl BridgedApp {
             state: Mutex::new(state),
             to_sender,
             listeners,
+            p2p: Mutex::new(None),
         }))
+    }
+
+    /// Offers a private peer-to-peer socket in `dir` (see `p2p`); on failure
+    /// the application simply stays bus-only.
+    pub fn offer_p2p(
+        self: &Arc<Self>,
+        dir: &std::path::Path,
+        key: u64,
+        executor: &Arc<async_executor::Executor<'static>>,
+    ) {
+        match crate::p2p::P2pEndpoint::bind(dir, key, self.clone(), executor) {
+            Ok(endpoint) => *self.p2p.lock().unwrap_or_else(|p| p.into_inner()) = Some(endpoint),
+            Err(e) => {
+                warn!(app = %self.info.name, "no peer-to-peer socket ({e}); calls go over the bus")
+            }
+        }
+    }
+
+    fn p2p_address(&self) -> Option<String> {
+        self.p2p
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|e| e.address.clone())
     }
 
     /// This application's unique name on the accessibility bus.
@@ -156,6 +182,11 @@ impl BridgedApp {
     /// Computes the reply to one call from the replica; routes any action
     /// request to the sender without waiting for it.
     fn answer(&self, call: &Message) -> Option<(Message, bool)> {
+        if crate::p2p::is_bus_address_query(call) {
+            let address = self.p2p_address().unwrap_or_default();
+            let reply = newton_atspi_shim::reply::method_return(call, &(address.as_str(),)).ok()?;
+            return Some((reply, true));
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             self.with_context(|context| newton_atspi_shim::dispatch::handle_call(context, call))
         }));
@@ -307,6 +338,7 @@ impl BridgedApp {
 
     /// The sender left: announce every object's removal, then leave the desktop.
     pub async fn shut_down(&self) {
+        self.p2p.lock().unwrap_or_else(|p| p.into_inner()).take();
         let changes = self.lock().replica.clear();
         let signals = self.events_for(&changes);
         self.emit(signals).await;

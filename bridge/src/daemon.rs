@@ -39,6 +39,9 @@ pub struct Daemon {
     next_app: AtomicU64,
     /// Counters for `status` (see control.rs).
     pub stats: Arc<crate::control::Stats>,
+    /// Where applications' peer-to-peer sockets go (the sender socket's
+    /// private directory); `None` disables peer-to-peer.
+    pub p2p_dir: Option<PathBuf>,
 }
 
 impl Daemon {
@@ -200,6 +203,7 @@ async fn serve(
         apps: Mutex::new(BTreeMap::new()),
         next_app: AtomicU64::new(1),
         stats: Arc::default(),
+        p2p_dir: p2p_dir(&path),
     });
     let control = a11y_bus::connect(&daemon.a11y_address()).await?;
     executor
@@ -277,4 +281,13 @@ async fn stopped(stop: &Option<async_channel::Receiver<()>>) {
         }
         None => futures::future::pending::<()>().await,
     }
+}
+
+/// Peer-to-peer sockets live beside the sender socket, in its private
+/// directory; `NEWTON_ATSPI_NO_P2P=1` keeps every call on the bus.
+fn p2p_dir(socket: &std::path::Path) -> Option<PathBuf> {
+    if std::env::var_os("NEWTON_ATSPI_NO_P2P").is_some_and(|v| v == "1") {
+        return None;
+    }
+    socket.parent().map(|dir| dir.to_path_buf())
 }

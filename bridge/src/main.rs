@@ -16,6 +16,7 @@ mod dump;
 mod listeners;
 mod logging;
 mod manpages;
+mod p2p;
 mod private_session;
 mod record;
 mod registry;

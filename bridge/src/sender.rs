@@ -251,11 +251,16 @@ impl Connection {
             .executor
             .spawn(forward_to_sender(from_app, self.outbox.clone(), encoding))
             .detach();
+        info!(app = %app.info.name, app_id = %app.info.app_id, bus = %app.unique_name(), "application connected");
+        let key = self.daemon.add_app(app.clone());
+        // Peer-to-peer before Embed: libatspi asks for the address at first
+        // contact, right after the registry announces the application.
+        if let Some(dir) = &self.daemon.p2p_dir {
+            app.offer_p2p(dir, key, &self.daemon.executor);
+        }
         if let Err(error) = app.embed().await {
             warn!(app = %app.info.name, "could not register with the AT-SPI registry: {error}");
         }
-        info!(app = %app.info.name, app_id = %app.info.app_id, bus = %app.unique_name(), "application connected");
-        let key = self.daemon.add_app(app.clone());
         self.app = Some((key, app));
         true
     }
