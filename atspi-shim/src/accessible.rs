@@ -263,10 +263,10 @@ pub(crate) fn attributes(ctx: &NodeCtx) -> HashMap<String, String> {
         put("colindextext", text.to_owned());
     }
     if let Some(row) = data.row_index() {
-        put("rowindex", (row + 1).to_string());
+        put("rowindex", row.saturating_add(1).to_string());
     }
     if let Some(column) = data.column_index() {
-        put("colindex", (column + 1).to_string());
+        put("colindex", column.saturating_add(1).to_string());
     }
     if let Some(placeholder) = data.placeholder() {
         put("placeholder-text", placeholder.to_owned());
