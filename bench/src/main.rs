@@ -1,0 +1,351 @@
+//! `newton-bench`: the side-by-side benchmark suite. Brings up private buses, the bridge and
+//! (when built) the legacy in-process reference, and measures in one run query latency against
+//! the D-Bus floor, a frozen producer, walks, update → signal latency, memory per node, idle
+//! cost and an Orca call-profile replay. Writes a markdown table, JSON and an SVG plot.
+//!
+//! It never judges speed: it fails only when a benchmark cannot run.
+
+mod dbus;
+mod fixtures;
+mod idle;
+mod memory;
+mod orca;
+mod procfs;
+mod queries;
+mod report;
+mod stats;
+mod updates;
+mod walks;
+mod world;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::fixtures::Stream;
+use crate::report::Results;
+use crate::world::World;
+
+/// Any failure: a message saying what could not run.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error from a message.
+pub fn fail(message: impl Into<String>) -> Error {
+    message.into().into()
+}
+
+/// Sizes and iteration counts of one run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Config {
+    pub smoke: bool,
+    /// Items of the list fixtures (walks, updates, memory).
+    pub list_items: Vec<usize>,
+    /// Blocks (25 nodes each) of the document fixtures (query latency).
+    pub doc_blocks: Vec<usize>,
+    /// Blocks of the document the frozen producer replays.
+    pub frozen_blocks: usize,
+    pub query_iterations: usize,
+    pub query_warmup: usize,
+    pub frozen_rounds: usize,
+    pub frozen_per_round: usize,
+    pub get_items_runs: usize,
+    pub update_iterations: usize,
+    pub sustained_updates: usize,
+    pub idle_seconds: f64,
+    pub idle_items: usize,
+    pub orca_rounds: usize,
+}
+
+impl Config {
+    fn full() -> Config {
+        Config {
+            smoke: false,
+            list_items: vec![998, 9_998, 99_998],
+            doc_blocks: vec![40, 400, 4_000],
+            frozen_blocks: 400,
+            query_iterations: 2_000,
+            query_warmup: 100,
+            frozen_rounds: 5,
+            frozen_per_round: 200,
+            get_items_runs: 5,
+            update_iterations: 300,
+            sustained_updates: 3_000,
+            idle_seconds: 10.0,
+            idle_items: 998,
+            orca_rounds: 21,
+        }
+    }
+
+    fn smoke() -> Config {
+        Config {
+            smoke: true,
+            list_items: vec![298, 998],
+            doc_blocks: vec![4, 40],
+            frozen_blocks: 4,
+            query_iterations: 30,
+            query_warmup: 5,
+            frozen_rounds: 2,
+            frozen_per_round: 10,
+            get_items_runs: 1,
+            update_iterations: 10,
+            sustained_updates: 50,
+            idle_seconds: 2.0,
+            idle_items: 298,
+            orca_rounds: 3,
+        }
+    }
+}
+
+struct Args {
+    smoke: bool,
+    out: PathBuf,
+}
+
+fn parse_args() -> Result<Option<Args>> {
+    let mut args = Args {
+        smoke: false,
+        out: newton_e2e::workspace_root().join("target/bench"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--smoke" => args.smoke = true,
+            "--out" => {
+                args.out = it
+                    .next()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| fail("--out needs a directory"))?
+            }
+            "-h" | "--help" => {
+                println!(
+                    "newton-bench [--smoke] [--out DIR]\n\n\
+                     Runs the benchmark suite on private buses (needs dbus-daemon and at-spi2-core;\n\
+                     build the bridge first: cargo build --release -p newton-atspi-bridge).\n\
+                     --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
+                     --out    where results go (default target/bench/)"
+                );
+                return Ok(None);
+            }
+            other => return Err(fail(format!("unknown argument {other:?}; try --help"))),
+        }
+    }
+    Ok(Some(args))
+}
+
+fn main() -> ExitCode {
+    let outcome = parse_args().and_then(|args| match args {
+        Some(args) => run(args),
+        None => Ok(()),
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("newton-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs progress to stderr with the time since start.
+fn step(started: Instant, what: &str) {
+    eprintln!("[{:7.1} s] {what}", started.elapsed().as_secs_f64());
+}
+
+fn run(args: Args) -> Result<()> {
+    let started = Instant::now();
+    let config = if args.smoke {
+        Config::smoke()
+    } else {
+        Config::full()
+    };
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let mut results = Results::new(&config);
+    let mut world = World::start(files.clone())?;
+    step(
+        started,
+        &format!("session up; bridge pid {}", world.bridge_pid),
+    );
+    match &world.legacy_bin {
+        Some(bin) => step(started, &format!("legacy reference: {}", bin.display())),
+        None => step(started, "legacy reference not built: its columns are n/a"),
+    }
+
+    run_lists(&mut world, &config, &mut results, started)?;
+    run_docs(&mut world, &config, &mut results, started)?;
+    run_frozen(&mut world, &config, &mut results, started)?;
+    run_orca(&mut world, &config, &mut results, started)?;
+    results.bridge_binary = world::bridge_binary()?.display().to_string();
+    drop(world);
+
+    step(started, "idle: new session with --a11y=0");
+    let idle_stream = fixtures::list(config.idle_items).renamed("bench idle");
+    results.idle = Some(idle::measure(&idle_stream, config.idle_seconds, files)?);
+
+    results.total_seconds = started.elapsed().as_secs_f64();
+    let written = report::write(&results, &args.out)?;
+    println!("{}", report::markdown(&results));
+    println!("results: {}", written.join(", "));
+    Ok(())
+}
+
+/// Lists: memory, walks and updates per size.
+fn run_lists(
+    world: &mut World,
+    config: &Config,
+    results: &mut Results,
+    started: Instant,
+) -> Result<()> {
+    let one_node = fixtures::one_node().write(&world.files)?;
+    let legacy_baseline = memory::legacy_rss(world, "one-node", &one_node)?;
+    for &items in &config.list_items {
+        let stream = fixtures::list(items).renamed(&format!("bench list {}", items + 2));
+        step(started, &format!("list of {} nodes: attach", stream.nodes));
+        let before = memory::bridge_rss(world)?;
+        let app = world.attach(&stream)?;
+        let after = memory::bridge_rss(world)?;
+        let mut mem = memory::Memory::bridge(stream.nodes, before, after);
+        if world.legacy_bin.is_some() {
+            let file = stream.write(&world.files)?;
+            let rss = memory::legacy_rss(world, &format!("list-{items}"), &file)?;
+            mem = mem.with_legacy(rss, legacy_baseline);
+        }
+        results.memory.push(mem);
+
+        step(started, "  walk and Cache.GetItems");
+        let walk = walks::walk(&world.client, &app.root, config.get_items_runs)?;
+        results.walks.push(walk);
+
+        step(started, "  updates");
+        let up = updates::measure(
+            &world.client,
+            &app,
+            &stream,
+            items,
+            config.update_iterations,
+            config.sustained_updates,
+        )?;
+        results.updates.push(up);
+        drop(app);
+    }
+    Ok(())
+}
+
+/// Documents: query latency per size, bridge vs floor vs legacy.
+fn run_docs(
+    world: &mut World,
+    config: &Config,
+    results: &mut Results,
+    started: Instant,
+) -> Result<()> {
+    for &blocks in &config.doc_blocks {
+        let stream = fixtures::doc(blocks);
+        let stream = stream.renamed(&format!("bench doc {}", stream.nodes));
+        step(
+            started,
+            &format!("document of {} nodes: queries", stream.nodes),
+        );
+        let app = world.attach(&stream)?;
+        let legacy = spawn_legacy_for(world, &stream)?;
+        let node = queries::doc_nodes(&world.client, &app.root)?;
+        let legacy_node = legacy
+            .as_ref()
+            .map(|l| queries::doc_nodes(&world.client, &l.root))
+            .transpose()?;
+        let rows = queries::measure(
+            &world.client,
+            &node,
+            &app.root,
+            legacy_node.as_ref(),
+            config.query_iterations,
+            config.query_warmup,
+        );
+        results.queries.push(queries::SizeQueries {
+            fixture: stream.name.clone(),
+            nodes: stream.nodes,
+            rows,
+        });
+        if let Some(l) = legacy {
+            world.stop(l.pid);
+        }
+        drop(app);
+    }
+    Ok(())
+}
+
+fn spawn_legacy_for(world: &mut World, stream: &Stream) -> Result<Option<world::ChildApp>> {
+    if world.legacy_bin.is_none() {
+        return Ok(None);
+    }
+    let file = stream.write(&world.files)?;
+    world.spawn_legacy(&stream.name.replace(' ', "-"), &file)
+}
+
+/// The queries again while the producer (a replay child) is SIGSTOPped.
+fn run_frozen(
+    world: &mut World,
+    config: &Config,
+    results: &mut Results,
+    started: Instant,
+) -> Result<()> {
+    let stream = fixtures::doc(config.frozen_blocks);
+    let stream = stream.renamed(&format!("bench frozen {}", stream.nodes));
+    step(
+        started,
+        &format!("frozen producer: document of {} nodes", stream.nodes),
+    );
+    let file = stream.write(&world.files)?;
+    let producer = world.spawn_replay(&file, &stream.name)?;
+    let node = queries::doc_nodes(&world.client, &producer.root)?;
+    let rows = queries::measure_frozen(
+        &world.client,
+        &node,
+        producer.pid,
+        config.frozen_rounds,
+        config.frozen_per_round,
+    );
+    world.stop(producer.pid);
+    results.frozen_nodes = stream.nodes;
+    results.frozen = rows?;
+    Ok(())
+}
+
+/// The Orca call profile on the egui form.
+fn run_orca(
+    world: &mut World,
+    config: &Config,
+    results: &mut Results,
+    started: Instant,
+) -> Result<()> {
+    step(started, "Orca scenario on egui-form-focus");
+    let path = newton_e2e::fixture("egui/egui-form-focus.jsonl");
+    let lines = newton_fixtures::load_jsonl(&path)
+        .map_err(|e| fail(format!("cannot load {}: {e}", path.display())))?;
+    let stream = Stream {
+        name: "egui-form-focus".into(),
+        lines,
+        nodes: 15,
+    }
+    .renamed("bench orca form");
+    let app = world.attach(&stream)?;
+    let legacy = spawn_legacy_for(world, &stream)?;
+    let bridge_targets = orca::Targets::discover(&world.client, &app.root)?;
+    let legacy_targets = legacy
+        .as_ref()
+        .map(|l| orca::Targets::discover(&world.client, &l.root))
+        .transpose()?;
+    let phases = orca::measure(
+        &world.client,
+        &bridge_targets,
+        legacy_targets.as_ref(),
+        config.orca_rounds,
+    );
+    if let Some(l) = legacy {
+        world.stop(l.pid);
+    }
+    drop(app);
+    results.orca = phases?;
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! Walking a whole tree the way a naive AT does (GetChildren + Name + GetRole + GetState per
+//! node) and fetching it in one Cache.GetItems call.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use zbus::zvariant::OwnedObjectPath;
+
+use crate::dbus::{Client, Obj, Query};
+use crate::{fail, Result};
+
+/// One walk and one GetItems of one tree.
+#[derive(Debug, Default, Serialize)]
+pub struct Walk {
+    pub nodes_visited: usize,
+    pub walk_s: f64,
+    pub walk_us_per_node: f64,
+    pub walk_errors: usize,
+    /// Median of the GetItems calls (seconds), `None` when the target has no Cache.
+    pub get_items_s: Option<f64>,
+    pub get_items_count: usize,
+}
+
+type CacheItem = (
+    (String, OwnedObjectPath),
+    (String, OwnedObjectPath),
+    (String, OwnedObjectPath),
+    i32,
+    i32,
+    Vec<String>,
+    String,
+    u32,
+    String,
+    Vec<u32>,
+);
+
+/// Walks breadth-first from `root`, then times `get_items_runs` GetItems calls.
+pub fn walk(client: &Client, root: &Obj, get_items_runs: usize) -> Result<Walk> {
+    let mut result = Walk::default();
+    let start = Instant::now();
+    let mut queue = VecDeque::from([root.clone()]);
+    while let Some(obj) = queue.pop_front() {
+        result.nodes_visited += 1;
+        match client.children(&obj) {
+            Ok(children) => queue.extend(children.into_iter().filter(|c| !c.is_null())),
+            Err(_) => result.walk_errors += 1,
+        }
+        for query in [Query::Name, Query::GetRole, Query::GetState] {
+            if client.query(&obj, query).is_err() {
+                result.walk_errors += 1;
+            }
+        }
+    }
+    result.walk_s = start.elapsed().as_secs_f64();
+    result.walk_us_per_node = result.walk_s * 1e6 / result.nodes_visited.max(1) as f64;
+    let (time, count) = get_items(client, root, get_items_runs)?;
+    result.get_items_s = time.map(|d| d.as_secs_f64());
+    result.get_items_count = count;
+    Ok(result)
+}
+
+/// Median time of `runs` GetItems calls and the number of items; no time when it fails.
+fn get_items(client: &Client, root: &Obj, runs: usize) -> Result<(Option<Duration>, usize)> {
+    let cache = root.cache()?;
+    let mut times = Vec::new();
+    let mut count = 0;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let Ok(reply) = client.query(&cache, Query::GetItems) else {
+            return Ok((None, 0));
+        };
+        times.push(start.elapsed());
+        let items: Vec<CacheItem> = reply
+            .body()
+            .deserialize()
+            .map_err(|e| fail(format!("GetItems reply of {}: {e}", root.dest)))?;
+        count = items.len();
+    }
+    times.sort();
+    Ok((times.get(times.len() / 2).copied(), count))
+}
