@@ -109,6 +109,10 @@ pub struct DemoArgs {
     /// Always start private buses, even inside a desktop session.
     #[arg(long)]
     pub private: bool,
+    /// Do not run Orca (on private buses the demo runs a headless Orca when
+    /// it is installed and prints what it says).
+    #[arg(long)]
+    pub no_orca: bool,
 }
 
 #[derive(Debug, Args)]

@@ -8,8 +8,10 @@ use std::error::Error;
 use std::time::{Duration, Instant};
 
 use newton_producer::replay::{replay_into, ReplayOptions, Timing};
+use newton_push_protocol::{RecordedLine, SenderMessage};
 
 use crate::cli::{DemoArgs, ServeArgs};
+use crate::demo_orca::DemoOrca;
 use crate::dump::{self, WalkLimits};
 use crate::private_session::PrivateSession;
 
@@ -18,7 +20,20 @@ use crate::private_session::PrivateSession;
 const BUNDLED_FIXTURE: &str = include_str!("../../fixtures/egui/egui-form-focus.jsonl");
 
 pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
-    let (a11y_address, _private) = accessibility_bus(args.private)?;
+    let (a11y_address, private) = accessibility_bus(args.private)?;
+    let orca = private
+        .as_ref()
+        .filter(|_| !args.no_orca)
+        .and_then(|session| {
+            eprintln!("demo: starting a headless Orca (speech goes to its log only)");
+            DemoOrca::start(
+                &session.runtime_dir,
+                &session.session_address,
+                &session.a11y_address,
+            )
+            .map_err(|e| eprintln!("demo: Orca not run: {e}"))
+            .ok()
+        });
     let socket_dir =
         std::env::temp_dir().join(format!("newton-demo-socket-{}", std::process::id()));
     let socket = socket_dir.join("bridge.sock");
@@ -33,7 +48,14 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
         .spawn(move || {
             crate::daemon::run_until(serve_args, Some(stop_rx)).map_err(|e| e.to_string())
         })?;
-    let result = replay_and_dump(&args, &socket, &a11y_address);
+    let result = replay_and_dump(&args, &socket, &a11y_address, orca.is_some());
+    if let Some(orca) = orca {
+        let said = orca.stop(&a11y_address);
+        println!("\nWhat Orca said ({} utterances):", said.len());
+        for utterance in said {
+            println!("  \u{201c}{}\u{201d}", utterance.replace('\n', " "));
+        }
+    }
     stop.close();
     let daemon_result = daemon.join().map_err(|_| "the bridge thread panicked")?;
     let _ = std::fs::remove_dir_all(&socket_dir);
@@ -64,6 +86,7 @@ fn replay_and_dump(
     args: &DemoArgs,
     socket: &std::path::Path,
     a11y_address: &str,
+    paced: bool,
 ) -> Result<(), Box<dyn Error>> {
     let lines = match &args.fixture {
         Some(path) => newton_producer::load_recording(path)?,
@@ -75,17 +98,13 @@ fn replay_and_dump(
         .ok_or("the fixture's first line must be the hello")?;
     let app_name = hello.app.name.clone();
     let sender = connect_when_ready(socket, hello)?;
-    let options = ReplayOptions {
-        timing: Timing::AsFastAsPossible,
-        wait_for_acks: Some(Duration::from_secs(30)),
-        encoding: None,
-        skip_goodbye: true,
+    let (commits, rejected) = if paced {
+        replay_paced(&sender, &lines)?
+    } else {
+        replay_all(&sender, &lines)?
     };
-    let summary = replay_into(&sender, &lines, options)?;
     eprintln!(
-        "demo: replayed {} commits of \u{201c}{app_name}\u{201d} ({} rejected); this is what an AT sees:\n",
-        summary.commits,
-        summary.rejections.len()
+        "demo: replayed {commits} commits of \u{201c}{app_name}\u{201d} ({rejected} rejected); this is what an AT sees:\n"
     );
     let tree = async_io::block_on(async {
         let conn = crate::a11y_bus::connect(a11y_address).await?;
@@ -104,6 +123,49 @@ fn replay_and_dump(
         }
     }
     Ok(())
+}
+
+fn options() -> ReplayOptions {
+    ReplayOptions {
+        timing: Timing::AsFastAsPossible,
+        wait_for_acks: Some(Duration::from_secs(30)),
+        encoding: None,
+        skip_goodbye: true,
+    }
+}
+
+/// Every commit at once; returns (commits, rejections).
+fn replay_all(
+    sender: &newton_producer::Sender,
+    lines: &[RecordedLine],
+) -> Result<(usize, usize), Box<dyn Error>> {
+    let summary = replay_into(sender, lines, options())?;
+    Ok((summary.commits, summary.rejections.len()))
+}
+
+/// One commit at a time with a pause after each, so a listening Orca
+/// presents every step (it drops events of an application it has not
+/// finished discovering, hence the longer first pause).
+fn replay_paced(
+    sender: &newton_producer::Sender,
+    lines: &[RecordedLine],
+) -> Result<(usize, usize), Box<dyn Error>> {
+    let (mut commits, mut rejected) = (0, 0);
+    let mut first = true;
+    for chunk in
+        lines.split_inclusive(|line| matches!(line.message, Some(SenderMessage::Commit { .. })))
+    {
+        let summary = replay_into(sender, chunk, options())?;
+        commits += summary.commits;
+        rejected += summary.rejections.len();
+        std::thread::sleep(if first {
+            Duration::from_millis(1500)
+        } else {
+            Duration::from_millis(500)
+        });
+        first = false;
+    }
+    Ok((commits, rejected))
 }
 
 /// The bridge thread binds its socket asynchronously; wait for it.

@@ -11,6 +11,7 @@ mod cli;
 mod control;
 mod daemon;
 mod demo;
+mod demo_orca;
 mod diff;
 mod dump;
 mod listeners;
