@@ -112,6 +112,23 @@ impl Harness {
         changes
     }
 
+    /// Applies lines up to and including the next commit; `None` once the
+    /// stream has no commit left.
+    pub fn next_commit(&mut self) -> Option<Vec<ChangeSet>> {
+        let mut changes = Vec::new();
+        while let Some(line) = self.rest.pop_front() {
+            let Some(message) = line.message else {
+                continue;
+            };
+            let is_commit = matches!(message, SenderMessage::Commit { .. });
+            changes.extend(self.apply(message));
+            if is_commit {
+                return Some(changes);
+            }
+        }
+        None
+    }
+
     pub fn apply(&mut self, message: SenderMessage) -> Vec<ChangeSet> {
         match message {
             SenderMessage::CreateSurface { surface, title } => {
