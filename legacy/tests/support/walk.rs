@@ -1,0 +1,251 @@
+//! A raw AT-SPI walker (plain D-Bus calls, no libatspi cache): what any
+//! client gets when it asks each object directly. Roles come from `GetRole`
+//! (accesskit_unix has no `GetRoleName`).
+
+use std::collections::BTreeSet;
+
+use atspi_common::{Role, StateSet};
+use newton_e2e::BusClient;
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+const REGISTRY: &str = "org.a11y.atspi.Registry";
+const ROOT: &str = "/org/a11y/atspi/accessible/root";
+const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+const MAX_NODES: usize = 20_000;
+
+/// One object as a client sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Obj {
+    pub role: String,
+    pub name: String,
+    pub description: String,
+    pub states: BTreeSet<String>,
+    pub interfaces: BTreeSet<String>,
+    pub text: Option<String>,
+    pub caret: Option<i32>,
+    pub actions: Vec<String>,
+    /// (current, minimum, maximum)
+    pub value: Option<(f64, f64, f64)>,
+    pub extents: Option<(i32, i32, i32, i32)>,
+    /// "kind → target name"
+    pub relations: BTreeSet<String>,
+    pub errors: Vec<String>,
+    pub children: Vec<Obj>,
+}
+
+type ObjectRef = (String, OwnedObjectPath);
+
+/// The bus name of the desktop application called exactly `name`.
+pub fn find_app(client: &BusClient, name: &str) -> Option<String> {
+    let children: Vec<ObjectRef> = client
+        .call(REGISTRY, ROOT, ACCESSIBLE, "GetChildren", &())
+        .ok()?;
+    children
+        .into_iter()
+        .find(|(bus, path)| {
+            string_property(client, bus, path.as_str(), "Name").as_deref() == Some(name)
+        })
+        .map(|(bus, _)| bus)
+}
+
+/// Walks the application on `bus` from its root.
+pub fn walk_app(client: &BusClient, bus: &str) -> Obj {
+    let mut budget = MAX_NODES;
+    walk(client, bus, ROOT, &mut budget)
+}
+
+fn walk(client: &BusClient, bus: &str, path: &str, budget: &mut usize) -> Obj {
+    *budget = budget.saturating_sub(1);
+    let mut obj = describe(client, bus, path);
+    let children: Result<Vec<ObjectRef>, _> =
+        client.call(bus, path, ACCESSIBLE, "GetChildren", &());
+    match children {
+        Ok(children) => {
+            for (child_bus, child_path) in children {
+                if *budget == 0 {
+                    obj.errors.push("node budget exhausted".into());
+                    break;
+                }
+                if child_bus == bus {
+                    obj.children
+                        .push(walk(client, bus, child_path.as_str(), budget));
+                }
+            }
+        }
+        Err(e) => obj.errors.push(format!("GetChildren: {e}")),
+    }
+    obj
+}
+
+fn describe(client: &BusClient, bus: &str, path: &str) -> Obj {
+    let mut errors = Vec::new();
+    let role = match client.call::<_, u32>(bus, path, ACCESSIBLE, "GetRole", &()) {
+        Ok(number) => Role::try_from(number)
+            .map(|r| r.name().to_string())
+            .unwrap_or_else(|_| format!("role-{number}")),
+        Err(e) => {
+            errors.push(format!("GetRole: {e}"));
+            String::new()
+        }
+    };
+    let states = match client.call::<_, Vec<u32>>(bus, path, ACCESSIBLE, "GetState", &()) {
+        Ok(words) => state_names(&words),
+        Err(e) => {
+            errors.push(format!("GetState: {e}"));
+            BTreeSet::new()
+        }
+    };
+    let interfaces: BTreeSet<String> = client
+        .call::<_, Vec<String>>(bus, path, ACCESSIBLE, "GetInterfaces", &())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| i.trim_start_matches("org.a11y.atspi.").to_string())
+        .collect();
+    let has = |i: &str| interfaces.contains(i);
+    let text = has("Text")
+        .then(|| {
+            client
+                .call::<_, String>(bus, path, "org.a11y.atspi.Text", "GetText", &(0i32, -1i32))
+                .ok()
+        })
+        .flatten();
+    let caret = has("Text")
+        .then(|| {
+            property(client, bus, path, "org.a11y.atspi.Text", "CaretOffset")
+                .and_then(|v| i32::try_from(v).ok())
+        })
+        .flatten();
+    let actions = if has("Action") {
+        client
+            .call::<_, Vec<(String, String, String)>>(
+                bus,
+                path,
+                "org.a11y.atspi.Action",
+                "GetActions",
+                &(),
+            )
+            .map(|a| a.into_iter().map(|(name, _, _)| name).collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let value = has("Value").then(|| value_of(client, bus, path)).flatten();
+    let extents = has("Component")
+        .then(|| {
+            client
+                .call::<_, (i32, i32, i32, i32)>(
+                    bus,
+                    path,
+                    "org.a11y.atspi.Component",
+                    "GetExtents",
+                    &(0u32,),
+                )
+                .ok()
+        })
+        .flatten();
+    Obj {
+        role,
+        name: string_property(client, bus, path, "Name").unwrap_or_default(),
+        description: string_property(client, bus, path, "Description").unwrap_or_default(),
+        states,
+        interfaces,
+        text,
+        caret,
+        actions,
+        value,
+        extents,
+        relations: relations_of(client, bus, path),
+        errors,
+        children: Vec::new(),
+    }
+}
+
+fn property(
+    client: &BusClient,
+    bus: &str,
+    path: &str,
+    iface: &str,
+    name: &str,
+) -> Option<OwnedValue> {
+    client
+        .call(
+            bus,
+            path,
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            &(iface, name),
+        )
+        .ok()
+}
+
+fn string_property(client: &BusClient, bus: &str, path: &str, name: &str) -> Option<String> {
+    property(client, bus, path, ACCESSIBLE, name).and_then(|v| String::try_from(v).ok())
+}
+
+fn value_of(client: &BusClient, bus: &str, path: &str) -> Option<(f64, f64, f64)> {
+    let get = |name| {
+        property(client, bus, path, "org.a11y.atspi.Value", name)
+            .and_then(|v| f64::try_from(v).ok())
+    };
+    Some((
+        get("CurrentValue")?,
+        get("MinimumValue")?,
+        get("MaximumValue")?,
+    ))
+}
+
+fn relations_of(client: &BusClient, bus: &str, path: &str) -> BTreeSet<String> {
+    let Ok(relations) =
+        client.call::<_, Vec<(u32, Vec<ObjectRef>)>>(bus, path, ACCESSIBLE, "GetRelationSet", &())
+    else {
+        return BTreeSet::new();
+    };
+    let mut out = BTreeSet::new();
+    for (kind, targets) in relations {
+        for (target_bus, target_path) in targets {
+            let target = string_property(client, &target_bus, target_path.as_str(), "Name")
+                .unwrap_or_default();
+            out.insert(format!("{} \u{2192} {target}", relation_name(kind)));
+        }
+    }
+    out
+}
+
+/// AT-SPI relation type names (atspi-constants.h order).
+pub fn relation_name(kind: u32) -> String {
+    const NAMES: [&str; 23] = [
+        "null",
+        "label-for",
+        "labelled-by",
+        "controller-for",
+        "controlled-by",
+        "member-of",
+        "tooltip-for",
+        "node-child-of",
+        "node-parent-of",
+        "extended",
+        "flows-to",
+        "flows-from",
+        "subwindow-of",
+        "embeds",
+        "embedded-by",
+        "popup-for",
+        "parent-window-of",
+        "description-for",
+        "described-by",
+        "details",
+        "details-for",
+        "error-message",
+        "error-for",
+    ];
+    NAMES
+        .get(kind as usize)
+        .map_or_else(|| format!("relation-{kind}"), |n| (*n).to_string())
+}
+
+fn state_names(words: &[u32]) -> BTreeSet<String> {
+    let low = u64::from(words.first().copied().unwrap_or(0));
+    let high = u64::from(words.get(1).copied().unwrap_or(0));
+    let set = StateSet::from_bits(low | (high << 32)).unwrap_or_else(|_| StateSet::empty());
+    set.iter().map(|s| s.to_static_str().to_string()).collect()
+}
