@@ -97,13 +97,26 @@ impl Query {
     }
 }
 
-/// One connection to the accessibility bus.
+/// The destination header: none on a peer-to-peer connection (empty `dest`).
+fn destination(obj: &Obj) -> Option<&str> {
+    (!obj.dest.is_empty()).then_some(obj.dest.as_str())
+}
+
+/// One connection to the accessibility bus (or to one application, peer-to-peer).
 #[derive(Clone, Debug)]
 pub struct Client {
     conn: Connection,
 }
 
 impl Client {
+    /// A direct (peer-to-peer) connection to an application's own socket; objects on it
+    /// have an empty `dest`.
+    pub fn connect_p2p(address: &str) -> Result<Client> {
+        let conn = async_io::block_on(async { Builder::address(address)?.p2p().build().await })
+            .map_err(|e| fail(format!("cannot connect peer-to-peer to {address}: {e}")))?;
+        Ok(Client { conn })
+    }
+
     pub fn connect(address: &str) -> Result<Client> {
         let conn = async_io::block_on(async { Builder::address(address)?.build().await })
             .map_err(|e| fail(format!("cannot connect to the bus {address}: {e}")))?;
@@ -120,7 +133,7 @@ impl Client {
         B: serde::Serialize + DynamicType,
     {
         async_io::block_on(self.conn.call_method(
-            Some(obj.dest.as_str()),
+            destination(obj),
             obj.path.as_str(),
             Some(iface),
             method,
@@ -173,7 +186,7 @@ impl Client {
             // Coordinate type SCREEN (0), as Orca 43.
             Query::GetExtents => self.raw(obj, COMPONENT, "GetExtents", &(0u32,)),
             Query::Ping => async_io::block_on(self.conn.call_method(
-                Some(obj.dest.as_str()),
+                destination(obj),
                 "/",
                 Some(PEER),
                 "Ping",

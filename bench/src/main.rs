@@ -11,6 +11,7 @@ mod idle;
 mod memory;
 mod orca;
 mod procfs;
+mod profile;
 mod queries;
 mod report;
 mod stats;
@@ -100,12 +101,14 @@ impl Config {
 struct Args {
     smoke: bool,
     out: PathBuf,
+    profile: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
     let mut args = Args {
         smoke: false,
         out: newton_e2e::workspace_root().join("target/bench"),
+        profile: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -117,13 +120,21 @@ fn parse_args() -> Result<Option<Args>> {
                     .map(PathBuf::from)
                     .ok_or_else(|| fail("--out needs a directory"))?
             }
+            "--profile" => {
+                args.profile = Some(
+                    it.next()
+                        .map(PathBuf::from)
+                        .ok_or_else(|| fail("--profile needs a directory"))?,
+                )
+            }
             "-h" | "--help" => {
                 println!(
-                    "newton-bench [--smoke] [--out DIR]\n\n\
+                    "newton-bench [--smoke] [--out DIR] | --profile DIR\n\n\
                      Runs the benchmark suite on private buses (needs dbus-daemon and at-spi2-core;\n\
                      build the bridge first: cargo build --release -p newton-atspi-bridge).\n\
                      --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
-                     --out    where results go (default target/bench/)"
+                     --out    where results go (default target/bench/)\n\
+                     --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR"
                 );
                 return Ok(None);
             }
@@ -135,6 +146,9 @@ fn parse_args() -> Result<Option<Args>> {
 
 fn main() -> ExitCode {
     let outcome = parse_args().and_then(|args| match args {
+        Some(Args {
+            profile: Some(dir), ..
+        }) => profile::run(&dir),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -254,11 +268,20 @@ fn run_docs(
             .as_ref()
             .map(|l| queries::doc_nodes(&world.client, &l.root))
             .transpose()?;
+        let p2p = peer_to_peer(&world.client, &app.root, &node)?;
+        let p2p_view = p2p
+            .as_ref()
+            .map(|(client, nodes, floor)| queries::PeerToPeer {
+                client,
+                nodes,
+                floor,
+            });
         let rows = queries::measure(
             &world.client,
             &node,
             &app.root,
             legacy_node.as_ref(),
+            p2p_view.as_ref(),
             config.query_iterations,
             config.query_warmup,
         );
@@ -273,6 +296,26 @@ fn run_docs(
         drop(app);
     }
     Ok(())
+}
+
+/// A peer-to-peer connection to the application (when the bridge offers one) and the same
+/// nodes on it.
+fn peer_to_peer(
+    client: &dbus::Client,
+    root: &dbus::Obj,
+    nodes: &queries::QueryNodes,
+) -> Result<Option<(dbus::Client, queries::QueryNodes, dbus::Obj)>> {
+    let address: String = client.call(root, dbus::APPLICATION, "GetApplicationBusAddress", &())?;
+    if address.is_empty() {
+        return Ok(None);
+    }
+    let direct = |obj: &dbus::Obj| dbus::Obj::new("", obj.path.as_str());
+    let p2p_client = dbus::Client::connect_p2p(&address)?;
+    let p2p_nodes = queries::QueryNodes {
+        node: direct(&nodes.node)?,
+        text: direct(&nodes.text)?,
+    };
+    Ok(Some((p2p_client, p2p_nodes, direct(root)?)))
 }
 
 fn spawn_legacy_for(world: &mut World, stream: &Stream) -> Result<Option<world::ChildApp>> {

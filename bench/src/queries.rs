@@ -23,6 +23,12 @@ pub struct QueryRow {
     pub median_ratio: Option<f64>,
     pub p99_ratio: Option<f64>,
     pub legacy_median_ratio: Option<f64>,
+    /// The bridge over its peer-to-peer socket, and Ping over that socket.
+    pub p2p: Option<Summary>,
+    pub p2p_floor: Option<Summary>,
+    pub p2p_median_ratio: Option<f64>,
+    pub p2p_p99_ratio: Option<f64>,
+    pub p2p_errors: usize,
     /// The first error each target answered, if any (why a cell is empty).
     pub bridge_error: Option<String>,
     pub legacy_error: Option<String>,
@@ -38,17 +44,34 @@ pub struct SizeQueries {
 
 impl SizeQueries {
     /// Median over queries of each target's median (for the plot and the size table).
-    pub fn typical(&self) -> (f64, f64, Option<f64>) {
-        let of = |f: &dyn Fn(&QueryRow) -> Option<f64>| {
-            let values: Vec<f64> = self.rows.iter().filter_map(f).collect();
+    pub fn typical(&self) -> Typical {
+        let of = |f: &dyn Fn(&QueryRow) -> Option<Summary>| {
+            let values: Vec<f64> = self
+                .rows
+                .iter()
+                .filter_map(f)
+                .filter(|s| s.samples > 0)
+                .map(|s| s.median_us)
+                .collect();
             (!values.is_empty()).then(|| crate::stats::median(&values))
         };
-        (
-            of(&|r| Some(r.bridge.median_us)).unwrap_or(0.0),
-            of(&|r| Some(r.floor.median_us)).unwrap_or(0.0),
-            of(&|r| r.legacy.filter(|s| s.samples > 0).map(|s| s.median_us)),
-        )
+        Typical {
+            bridge: of(&|r| Some(r.bridge)).unwrap_or(0.0),
+            floor: of(&|r| Some(r.floor)).unwrap_or(0.0),
+            legacy: of(&|r| r.legacy),
+            p2p: of(&|r| r.p2p),
+            p2p_floor: of(&|r| r.p2p_floor),
+        }
     }
+}
+
+/// Typical latencies of one tree size, µs.
+pub struct Typical {
+    pub bridge: f64,
+    pub floor: f64,
+    pub legacy: Option<f64>,
+    pub p2p: Option<f64>,
+    pub p2p_floor: Option<f64>,
 }
 
 /// The objects queries go to on one target.
@@ -91,79 +114,136 @@ pub fn doc_nodes(client: &Client, app_root: &Obj) -> Result<QueryNodes> {
     })
 }
 
-/// Times the nine queries on `bridge` and `legacy` and Ping on `floor`, `iterations` rounds
-/// (after `warmup` untimed ones), rotating the order of the three targets each time so machine
-/// noise hits all of them alike.
+/// The peer-to-peer side of the bridge: a direct connection to the application's socket
+/// (from `Application.GetApplicationBusAddress`) and the same nodes over it.
+pub struct PeerToPeer<'a> {
+    pub client: &'a Client,
+    pub nodes: &'a QueryNodes,
+    /// Any object for Ping over the same connection.
+    pub floor: &'a Obj,
+}
+
+/// What one timed call goes to.
+enum Probe<'a> {
+    Query(&'a Client, &'a QueryNodes),
+    Ping(&'a Client, &'a Obj),
+}
+
+impl Probe<'_> {
+    fn time(&self, query: Query) -> Option<Duration> {
+        match self {
+            Probe::Query(client, nodes) => client.timed(nodes.for_query(query), query),
+            Probe::Ping(client, obj) => client.timed(obj, Query::Ping),
+        }
+    }
+}
+
+const BRIDGE: usize = 0;
+const FLOOR: usize = 1;
+const LEGACY: usize = 2;
+const P2P: usize = 3;
+const P2P_FLOOR: usize = 4;
+
+/// Times the nine queries on the bridge, the legacy reference and the bridge over
+/// peer-to-peer, and Ping on the bus and peer-to-peer connections, `iterations` rounds (after
+/// `warmup` untimed ones), rotating the order of the targets each time so machine noise hits
+/// all of them alike.
 pub fn measure(
     client: &Client,
     bridge: &QueryNodes,
     floor: &Obj,
     legacy: Option<&QueryNodes>,
+    p2p: Option<&PeerToPeer>,
     iterations: usize,
     warmup: usize,
 ) -> Vec<QueryRow> {
-    let mut series: Vec<[Vec<Duration>; 3]> =
-        ISSUE_QUERIES.iter().map(|_| Default::default()).collect();
-    let mut errors = vec![[0usize; 3]; ISSUE_QUERIES.len()];
+    let probes: [Option<Probe>; 5] = [
+        Some(Probe::Query(client, bridge)),
+        Some(Probe::Ping(client, floor)),
+        legacy.map(|nodes| Probe::Query(client, nodes)),
+        p2p.map(|p| Probe::Query(p.client, p.nodes)),
+        p2p.map(|p| Probe::Ping(p.client, p.floor)),
+    ];
+    let n = probes.len();
+    let mut series: Vec<Vec<Vec<Duration>>> =
+        ISSUE_QUERIES.iter().map(|_| vec![Vec::new(); n]).collect();
+    let mut errors = vec![vec![0usize; n]; ISSUE_QUERIES.len()];
     for iteration in 0..warmup + iterations {
         for (qi, &query) in ISSUE_QUERIES.iter().enumerate() {
-            for k in 0..3 {
-                let target = (iteration + qi + k) % 3;
-                let timed = match target {
-                    0 => client.timed(bridge.for_query(query), query),
-                    1 => client.timed(floor, Query::Ping),
-                    _ => match legacy {
-                        Some(nodes) => client.timed(nodes.for_query(query), query),
-                        None => continue,
-                    },
+            for k in 0..n {
+                let target = (iteration + qi + k) % n;
+                let Some(Some(probe)) = probes.get(target) else {
+                    continue;
                 };
+                let timed = probe.time(query);
                 if iteration < warmup {
                     continue;
                 }
-                let (Some(slot), Some(err)) = (
-                    series.get_mut(qi).and_then(|s| s.get_mut(target)),
-                    errors.get_mut(qi).and_then(|e| e.get_mut(target)),
-                ) else {
-                    continue;
-                };
-                match timed {
-                    Some(d) => slot.push(d),
-                    None => *err += 1,
+                match (timed, series.get_mut(qi), errors.get_mut(qi)) {
+                    (Some(d), Some(s), _) => s[target].push(d),
+                    (None, _, Some(e)) => e[target] += 1,
+                    _ => {}
                 }
             }
         }
     }
-    let bridge_obj = bridge;
-    let legacy_obj = legacy;
     ISSUE_QUERIES
         .iter()
         .zip(series.iter().zip(errors.iter()))
         .map(|(&query, (s, e))| {
-            let bridge = Summary::of(&s[0]);
-            let floor = Summary::of(&s[1]);
-            let legacy = legacy.map(|_| Summary::of(&s[2]));
+            let of = |i: usize| probes[i].as_ref().map(|_| Summary::of(&s[i]));
+            let row = Row {
+                bridge: of(BRIDGE).unwrap_or_default(),
+                floor: of(FLOOR).unwrap_or_default(),
+                legacy: of(LEGACY),
+                p2p: of(P2P),
+                p2p_floor: of(P2P_FLOOR),
+            };
             QueryRow {
                 query,
-                median_ratio: (bridge.samples > 0)
-                    .then(|| ratio(bridge.median_us, floor.median_us))
-                    .flatten(),
-                p99_ratio: (bridge.samples > 0)
-                    .then(|| ratio(bridge.p99_us, floor.p99_us))
-                    .flatten(),
-                legacy_median_ratio: legacy
-                    .filter(|l| l.samples > 0)
-                    .and_then(|l| ratio(l.median_us, floor.median_us)),
-                bridge,
-                floor,
-                legacy,
-                bridge_errors: e[0],
-                legacy_errors: e[2],
-                bridge_error: first_error(client, bridge_obj.for_query(query), query),
-                legacy_error: legacy_obj
+                median_ratio: ratio_of(row.bridge, row.floor, |s| s.median_us),
+                p99_ratio: ratio_of(row.bridge, row.floor, |s| s.p99_us),
+                legacy_median_ratio: row
+                    .legacy
+                    .and_then(|l| ratio_of(l, row.floor, |s| s.median_us)),
+                p2p_median_ratio: row
+                    .p2p
+                    .zip(row.p2p_floor)
+                    .and_then(|(b, f)| ratio_of(b, f, |s| s.median_us)),
+                p2p_p99_ratio: row
+                    .p2p
+                    .zip(row.p2p_floor)
+                    .and_then(|(b, f)| ratio_of(b, f, |s| s.p99_us)),
+                bridge: row.bridge,
+                floor: row.floor,
+                legacy: row.legacy,
+                p2p: row.p2p,
+                p2p_floor: row.p2p_floor,
+                bridge_errors: e[BRIDGE],
+                legacy_errors: e[LEGACY],
+                p2p_errors: e[P2P],
+                bridge_error: first_error(client, bridge.for_query(query), query),
+                legacy_error: legacy
                     .and_then(|nodes| first_error(client, nodes.for_query(query), query)),
             }
         })
         .collect()
+}
+
+/// The summaries of one query row before the ratios.
+struct Row {
+    bridge: Summary,
+    floor: Summary,
+    legacy: Option<Summary>,
+    p2p: Option<Summary>,
+    p2p_floor: Option<Summary>,
+}
+
+/// `f(a) / f(b)` when both series have samples.
+fn ratio_of(a: Summary, b: Summary, f: impl Fn(Summary) -> f64) -> Option<f64> {
+    (a.samples > 0 && b.samples > 0)
+        .then(|| ratio(f(a), f(b)))
+        .flatten()
 }
 
 /// One query, producer running vs SIGSTOPped.

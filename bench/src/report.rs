@@ -54,7 +54,7 @@ impl Results {
             machine: machine(),
             bridge_binary: String::new(),
             legacy_built: crate::world::legacy_binary().is_some(),
-            peer_to_peer: "n/a (not implemented)",
+            peer_to_peer: "measured when the bridge answers GetApplicationBusAddress",
             queries: Vec::new(),
             frozen_nodes: 0,
             frozen: Vec::new(),
@@ -170,15 +170,17 @@ fn query_tables(r: &Results, s: &mut String) {
         let _ = writeln!(
             s,
             "### Query latency, {} ({} nodes), µs\n\n\
-             | Query | bridge median | bridge p99 | floor (Ping) median | floor p99 | bridge/floor median | bridge/floor p99 | legacy median | legacy p99 | legacy/floor median | errors bridge/legacy | P2P |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|",
+             | Query | bridge median | bridge p99 | floor (Ping) median | floor p99 | bridge/floor median | bridge/floor p99 | legacy median | legacy p99 | legacy/floor median | P2P median | P2P p99 | P2P Ping median | P2P Ping p99 | P2P/P2P Ping median | P2P/P2P Ping p99 | errors bridge/legacy/P2P |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
             size.fixture, size.nodes
         );
         for row in &size.rows {
             let (lm, lp) = summary_cells(row.legacy, built);
+            let (p2m, p2p) = summary_cells(row.p2p, true);
+            let (pfm, pfp) = summary_cells(row.p2p_floor, true);
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | n/a |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{}/{} |",
                 row.query.label(),
                 us(row.bridge.median_us),
                 us(row.bridge.p99_us),
@@ -189,9 +191,20 @@ fn query_tables(r: &Results, s: &mut String) {
                 lm,
                 lp,
                 x(row.legacy_median_ratio),
+                p2m,
+                p2p,
+                pfm,
+                pfp,
+                x(row.p2p_median_ratio),
+                x(row.p2p_p99_ratio),
                 row.bridge_errors,
                 if row.legacy.is_some() {
                     row.legacy_errors.to_string()
+                } else {
+                    "–".into()
+                },
+                if row.p2p.is_some() {
+                    row.p2p_errors.to_string()
                 } else {
                     "–".into()
                 },
@@ -209,17 +222,19 @@ fn query_tables(r: &Results, s: &mut String) {
     let _ = writeln!(
         s,
         "### Latency vs tree size (median of the nine query medians), µs\n\n\
-         | Nodes | bridge | floor (Ping) | legacy |\n|---|---|---|---|"
+         | Nodes | bridge | floor (Ping) | legacy | bridge P2P | P2P Ping |\n|---|---|---|---|---|---|"
     );
     for size in &r.queries {
-        let (b, f, l) = size.typical();
+        let t = size.typical();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             size.nodes,
-            us(b),
-            us(f),
-            opt(l, us, built)
+            us(t.bridge),
+            us(t.floor),
+            opt(t.legacy, us, built),
+            opt(t.p2p, us, true),
+            opt(t.p2p_floor, us, true)
         );
     }
     s.push('\n');
@@ -402,19 +417,31 @@ fn targets_table(r: &Results, s: &mut String) {
     );
     let rows = r.queries.iter().flat_map(|q| q.rows.iter());
     let worst_median = max_of(rows.clone().filter_map(|row| row.median_ratio));
-    let worst_p99 = max_of(rows.filter_map(|row| row.p99_ratio));
+    let worst_p99 = max_of(rows.clone().filter_map(|row| row.p99_ratio));
+    let worst_p2p_median = max_of(rows.clone().filter_map(|row| row.p2p_median_ratio));
+    let worst_p2p_p99 = max_of(rows.filter_map(|row| row.p2p_p99_ratio));
     let mut line = |target: &str, measured: String, met: Option<bool>| {
         let _ = writeln!(s, "| {target} | {measured} | {} |", verdict(met));
     };
     line(
-        "median query ≤ 1.05× Ping floor (same transport)",
+        "median query ≤ 1.05× Ping floor (bus)",
         format!("worst {} over all queries and sizes", x(worst_median)),
         worst_median.map(|w| w <= 1.05),
     );
     line(
-        "p99 query ≤ 2× floor p99",
+        "p99 query ≤ 2× floor p99 (bus)",
         format!("worst {}", x(worst_p99)),
         worst_p99.map(|w| w <= 2.0),
+    );
+    line(
+        "median query ≤ 1.05× Ping floor (peer-to-peer)",
+        format!("worst {} over all queries and sizes", x(worst_p2p_median)),
+        worst_p2p_median.map(|w| w <= 1.05),
+    );
+    line(
+        "p99 query ≤ 2× floor p99 (peer-to-peer)",
+        format!("worst {}", x(worst_p2p_p99)),
+        worst_p2p_p99.map(|w| w <= 2.0),
     );
     let big = r
         .walks
@@ -484,13 +511,10 @@ type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
 /// Latency vs tree size: bridge, floor and legacy (median of the nine query medians).
 fn plot(r: &Results, path: &Path) -> Result<()> {
-    let points: Vec<(f64, f64, f64, Option<f64>)> = r
+    let points: Vec<(f64, crate::queries::Typical)> = r
         .queries
         .iter()
-        .map(|q| {
-            let (b, f, l) = q.typical();
-            (q.nodes as f64, b, f, l)
-        })
+        .map(|q| (q.nodes as f64, q.typical()))
         .collect();
     let x_min = points
         .iter()
@@ -504,7 +528,14 @@ fn plot(r: &Results, path: &Path) -> Result<()> {
         .max(x_min * 10.0);
     let y_max = points
         .iter()
-        .flat_map(|p| [p.1, p.2, p.3.unwrap_or(0.0)])
+        .flat_map(|(_, t)| {
+            [
+                t.bridge,
+                t.floor,
+                t.legacy.unwrap_or(0.0),
+                t.p2p.unwrap_or(0.0),
+            ]
+        })
         .fold(1.0, f64::max)
         * 1.25;
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
@@ -524,20 +555,21 @@ fn plot(r: &Results, path: &Path) -> Result<()> {
             .x_desc("nodes in the tree")
             .y_desc("µs per call")
             .draw()?;
-        let series: [Series; 3] = [
-            ("bridge", BLUE, points.iter().map(|p| (p.0, p.1)).collect()),
+        let line = |f: &dyn Fn(&crate::queries::Typical) -> Option<f64>| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .filter_map(|(n, t)| f(t).map(|v| (*n, v)))
+                .collect()
+        };
+        let series: [Series; 5] = [
+            ("bridge (bus)", BLUE, line(&|t| Some(t.bridge))),
+            ("floor: Peer.Ping (bus)", BLACK, line(&|t| Some(t.floor))),
+            ("legacy accesskit_unix (bus)", RED, line(&|t| t.legacy)),
+            ("bridge (peer-to-peer)", CYAN, line(&|t| t.p2p)),
             (
-                "floor (Peer.Ping)",
-                BLACK,
-                points.iter().map(|p| (p.0, p.2)).collect(),
-            ),
-            (
-                "legacy (accesskit_unix)",
-                RED,
-                points
-                    .iter()
-                    .filter_map(|p| p.3.map(|l| (p.0, l)))
-                    .collect(),
+                "floor: Peer.Ping (peer-to-peer)",
+                RGBColor(128, 128, 128),
+                line(&|t| t.p2p_floor),
             ),
         ];
         for (label, color, data) in series {
