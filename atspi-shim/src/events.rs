@@ -47,6 +47,7 @@ pub const PER_NODE_SIGNAL_LIMIT: usize = 1000;
 
 const OBJECT: &str = "org.a11y.atspi.Event.Object";
 const WINDOW: &str = "org.a11y.atspi.Event.Window";
+const DOCUMENT: &str = "org.a11y.atspi.Event.Document";
 
 /// Accumulates signals; a signal that cannot be built is logged and dropped.
 struct Out<'l> {
@@ -285,6 +286,22 @@ fn additions<'a>(
         }
         if is_subtree_root {
             announce_child_added(&ctx, out);
+        }
+    }
+    for id in &changes.added {
+        let Some(ctx) = lookup(app, surface, *id) else {
+            continue;
+        };
+        if matches!(
+            ctx.node.role(),
+            accesskit::Role::Document | accesskit::Role::RootWebArea | accesskit::Role::PdfRoot
+        ) {
+            out.event(
+                ctx.path().as_str(),
+                DOCUMENT,
+                "LoadComplete",
+                ("", 0, 0, Value::I32(0)),
+            );
         }
     }
     if changes.kind == FrameKind::Created {
@@ -634,6 +651,7 @@ fn focus_moved(
     new: Option<NodeId>,
     out: &mut Out,
 ) {
+    dialog_activation(app, surface, old, new, out);
     if let Some(old) = old.filter(|old| Some(*old) != new) {
         if let Some(ctx) = lookup(app, surface, old) {
             out.state(ctx.path().as_str(), State::Focused, false);
@@ -652,6 +670,46 @@ fn focus_moved(
                 true,
             );
         }
+    }
+}
+
+/// Focus entering or leaving an in-window dialog makes it (in)active.
+fn dialog_activation(
+    app: &AppContext,
+    surface: &SurfaceReplica,
+    old: Option<NodeId>,
+    new: Option<NodeId>,
+    out: &mut Out,
+) {
+    let dialog_around = |id: Option<NodeId>| {
+        let mut current = id
+            .and_then(|id| lookup(app, surface, id))
+            .map(|ctx| ctx.node);
+        while let Some(node) = current {
+            if node.is_dialog() {
+                return Some(node);
+            }
+            current = node.parent();
+        }
+        None
+    };
+    let (before, after) = (dialog_around(old), dialog_around(new));
+    if before.map(|d| d.id()) == after.map(|d| d.id()) {
+        return;
+    }
+    if let Some(dialog) = before {
+        out.state(
+            paths::node_path(surface.id(), crate::context::local_id(&dialog)).as_str(),
+            State::Active,
+            false,
+        );
+    }
+    if let Some(dialog) = after {
+        out.state(
+            paths::node_path(surface.id(), crate::context::local_id(&dialog)).as_str(),
+            State::Active,
+            true,
+        );
     }
 }
 

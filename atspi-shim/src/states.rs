@@ -26,7 +26,7 @@ pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
     if is_focused(ctx.surface, node) {
         set.insert(State::Focused);
     }
-    if node.is_root() && ctx.surface.is_focused() {
+    if ctx.surface.is_focused() && (node.is_root() || is_active_dialog(ctx.surface, node)) {
         set.insert(State::Active);
     }
     insert_toggle_states(node, &mut set);
@@ -35,6 +35,25 @@ pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
     insert_text_states(node, &mut set);
     insert_flag_states(node, &mut set);
     set
+}
+
+/// A dialog inside the window that holds the focus: the innermost dialog
+/// around the tree's focus.
+fn is_active_dialog(surface: &SurfaceReplica, node: &NodeRef) -> bool {
+    if !node.is_dialog() {
+        return false;
+    }
+    let Some(state) = surface.tree().map(|tree| tree.state()) else {
+        return false;
+    };
+    let mut current = state.node_by_id(state.focus_id_in_tree());
+    while let Some(candidate) = current {
+        if candidate.is_dialog() {
+            return candidate.id() == node.id();
+        }
+        current = candidate.parent();
+    }
+    false
 }
 
 /// Whether the node advertises a way to take focus (or already has it).

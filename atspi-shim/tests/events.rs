@@ -544,3 +544,98 @@ fn active_descendant_moves_focus_between_items() {
     let child: Ref = any_data(&messages[changed]);
     assert_eq!(child, node_ref(4));
 }
+
+#[test]
+fn dialogs_activate_with_focus_and_documents_announce_load() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2), NodeId(3), NodeId(5)]);
+    let mut dialog = Node::new(Role::Dialog);
+    dialog.set_label("Confirm");
+    dialog.set_children(vec![NodeId(4)]);
+    let focusable = |label: &str| {
+        let mut n = Node::new(Role::Button);
+        n.set_label(label);
+        n.add_action(accesskit::Action::Focus);
+        n
+    };
+    let mut h = Harness::custom(full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), focusable("Open")),
+            (NodeId(3), dialog),
+            (NodeId(4), focusable("Yes")),
+            (NodeId(5), Node::new(Role::Document)),
+        ],
+        NodeId(2),
+    ));
+    let states: atspi_common::StateSet = h.ok(&node(3), ACCESSIBLE, "GetState", &());
+    assert!(!states.contains(atspi_common::State::Active));
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(4),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    let active = events
+        .iter()
+        .position(|e| *e == ev(&node(3), "StateChanged", "active", 1, 0))
+        .expect("dialog active");
+    let focused = events
+        .iter()
+        .position(|e| *e == ev(&node(4), "StateChanged", "focused", 1, 0))
+        .expect("focus");
+    assert!(active < focused);
+    let states: atspi_common::StateSet = h.ok(&node(3), ACCESSIBLE, "GetState", &());
+    assert!(states.contains(atspi_common::State::Active));
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(
+        events.contains(&ev(&node(3), "StateChanged", "active", 0, 0)),
+        "{events:#?}"
+    );
+
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2)]);
+    let mut fresh = Harness::custom(full_tree(
+        vec![(NodeId(1), Node::new(Role::Window))],
+        NodeId(1),
+    ));
+    let changes = fresh.apply(newton_push_protocol::SenderMessage::CreateSurface {
+        surface: SurfaceId(2),
+        title: None,
+    });
+    assert!(changes.is_empty());
+    let created = fresh
+        .replica
+        .commit(
+            SurfaceId(2),
+            vec![full_tree(
+                vec![(NodeId(1), window), (NodeId(2), Node::new(Role::Document))],
+                NodeId(2),
+            )],
+            0,
+        )
+        .expect("second surface");
+    let events = decode_events(&events_for(&fresh.ctx(), &created));
+    assert!(
+        events.contains(&ev(ROOT, "ChildrenChanged", "add", 1, 0)),
+        "the second window is the app root's second child: {events:#?}"
+    );
+    assert!(
+        events.contains(&(
+            "/org/a11y/atspi/accessible/2_2".to_owned(),
+            "org.a11y.atspi.Event.Document".to_owned(),
+            "LoadComplete".to_owned(),
+            String::new(),
+            0,
+            0
+        )),
+        "{events:#?}"
+    );
+}
