@@ -6,10 +6,11 @@
 //! application's connection, filtered by [`EventListeners::is_needed`].
 //!
 //! Order within one change set: structure (window:destroy, children-changed
-//! remove/add, defunct, Cache remove/add, window:create for a new surface,
-//! moved children), then per-node property and state changes, then
+//! remove/add, defunct, Cache remove/add, document:load-complete for new
+//! documents, window:create for a new surface, moved children), then per-node property and state changes, then
 //! selection-changed on containers, then active-descendant-changed, then
-//! focus (focused=0 on the old node before focused=1 on the new), then text
+//! focus (an in-window dialog's active state, then focused=0 on the old
+//! node before focused=1 on the new), then text
 //! (delete before insert, then caret, then text selection: GTK's order),
 //! then announcements.
 //!
