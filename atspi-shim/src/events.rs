@@ -5,14 +5,14 @@
 //! Cache signals carry the cache item / `(so)`. The bridge sends them on the
 //! application's connection, filtered by [`EventListeners::is_needed`].
 //!
-//! Order within one change set: structure (window:destroy, children-changed
-//! remove/add, defunct, Cache remove/add, document:load-complete for new
-//! documents, window:create for a new surface, moved children), then per-node property and state changes, then
+//! Order within one change set: structure (window:destroy,
+//! children-changed remove/add, defunct, Cache remove/add,
+//! document:load-complete for new documents, window:create for a new
+//! surface, moved children), then per-node property and state changes, then
 //! selection-changed on containers, then active-descendant-changed, then
-//! focus (an in-window dialog's active state, then focused=0 on the old
-//! node before focused=1 on the new), then text
-//! (delete before insert, then caret, then text selection: GTK's order),
-//! then announcements.
+//! focus (an in-window dialog's active state, then focused=0 on the old node
+//! before focused=1 on the new), then text (delete before insert, then
+//! caret, then text selection: GTK's order), then announcements.
 //!
 //! Limits (documented): a child removed from a parent gets the index it had
 //! among *all* its old siblings (the old tree is gone, so excluded siblings
