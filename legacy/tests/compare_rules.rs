@@ -1,7 +1,7 @@
 //! The documented-differences comparison itself: excused differences pass,
 //! anything else is reported (no buses needed).
 
-// Only the comparison is used here; the walker and child control serve parity.rs.
+// Each test binary uses its own part of the shared support module.
 #[allow(dead_code)]
 mod support;
 

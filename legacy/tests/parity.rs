@@ -6,6 +6,8 @@
 //! Needs dbus-daemon and at-spi2-core (scripts/install-deps.sh) and the
 //! bridge binary (`cargo build -p newton-atspi-bridge`).
 
+// Each test binary uses its own part of the shared support module.
+#[allow(dead_code)]
 mod support;
 
 use std::path::Path;

@@ -75,6 +75,19 @@ impl Legacy {
         }
     }
 
+    /// The next stdout line, whatever it is.
+    pub fn next_line(&mut self) -> String {
+        match self.lines.recv_timeout(LINE_TIMEOUT) {
+            Ok(line) => line,
+            Err(_) => panic!("legacy reference fell silent; stderr:\n{}", self.stderr()),
+        }
+    }
+
+    /// Everything the reference wrote to stderr so far.
+    pub fn stderr_text(&self) -> String {
+        self.stderr()
+    }
+
     /// Sends one `--step` command.
     pub fn command(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("started with piped stdin");
