@@ -310,21 +310,12 @@ impl BridgedApp {
 
     /// The compositor moved keyboard focus to `surface` (or away from this app).
     pub async fn set_focus(&self, surface: Option<SurfaceId>) -> Result<(), RejectError> {
-        let (before, changes) = {
-            let mut state = self.lock();
-            let before = focused_surface(&state.replica);
-            (before, state.replica.set_focused_surface(surface)?)
-        };
-        let mut signals = Vec::new();
-        self.with_context(|context| {
-            if let Some(old) = before.filter(|old| Some(*old) != surface) {
-                signals.extend(newton_atspi_shim::events::focus_events(context, old, false));
-            }
-            if let Some(new) = surface.filter(|new| Some(*new) != before) {
-                signals.extend(newton_atspi_shim::events::focus_events(context, new, true));
-            }
+        let changes = self.lock().replica.set_focused_surface(surface)?;
+        // Window (de)activation, active and focused states, each once and in
+        // the order Orca needs, plus the surfaces' other changes.
+        let signals = self.with_context(|context| {
+            newton_atspi_shim::events::compositor_focus_events(context, &changes)
         });
-        signals.extend(self.events_for(&changes));
         self.emit(signals).await;
         Ok(())
     }
@@ -347,10 +338,6 @@ impl BridgedApp {
         }
         info!(app = %self.info.name, "application removed");
     }
-}
-
-fn focused_surface(replica: &AppReplica) -> Option<SurfaceId> {
-    replica.surfaces().find(|s| s.is_focused()).map(|s| s.id())
 }
 
 impl BridgedApp {
