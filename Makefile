@@ -1,0 +1,87 @@
+# Build and install the Newton → AT-SPI bridge with its session integration.
+#
+#   make                                      # release binary, man pages, completions, unit files
+#   make install PREFIX=/usr/local DESTDIR=   # install them (DESTDIR for staging)
+#   make uninstall PREFIX=/usr/local
+#   make deb                                  # a .deb (needs cargo-deb)
+#
+# Paths follow the GNU conventions; override any of them on the command line.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
+DBUSSERVICEDIR ?= $(DATADIR)/dbus-1/services
+# Autostart entries are only read from the XDG config dirs, /etc/xdg by default.
+SYSCONFDIR ?= /etc
+AUTOSTARTDIR ?= $(SYSCONFDIR)/xdg/autostart
+BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
+FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
+
+CARGO ?= cargo
+CARGOFLAGS ?=
+CARGO_TARGET_DIR ?= target
+NAME := newton-atspi-bridge
+DBUS_NAME := org.freedesktop.a11y.NewtonBridge
+BIN := $(CARGO_TARGET_DIR)/release/$(NAME)
+# Under target/release/ so cargo-deb finds the generated files (see bridge/Cargo.toml).
+GEN := $(CARGO_TARGET_DIR)/release/packaging
+
+INSTALL ?= install
+SUBSTITUTE = sed -e 's|@bindir@|$(BINDIR)|g'
+
+.PHONY: all build generate install uninstall deb clean
+
+all: build generate
+
+build:
+	$(CARGO) build --release -p $(NAME) $(CARGOFLAGS)
+
+$(BIN):
+	$(CARGO) build --release -p $(NAME) $(CARGOFLAGS)
+
+# The unit files depend on BINDIR, so they are rewritten every time.
+generate: $(BIN)
+	rm -rf $(GEN)
+	mkdir -p $(GEN)/man $(GEN)/completions
+	$(BIN) generate-manpages $(GEN)/man >/dev/null
+	$(BIN) generate-completions $(GEN)/completions >/dev/null
+	$(SUBSTITUTE) packaging/$(NAME).service.in > $(GEN)/$(NAME).service
+	$(SUBSTITUTE) packaging/$(DBUS_NAME).service.in > $(GEN)/$(DBUS_NAME).service
+	$(SUBSTITUTE) packaging/$(NAME).desktop.in > $(GEN)/$(NAME).desktop
+
+install: generate
+	$(INSTALL) -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/$(NAME)
+	$(INSTALL) -Dm644 $(GEN)/$(NAME).service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).service
+	$(INSTALL) -Dm644 $(GEN)/$(DBUS_NAME).service $(DESTDIR)$(DBUSSERVICEDIR)/$(DBUS_NAME).service
+	$(INSTALL) -Dm644 $(GEN)/$(NAME).desktop $(DESTDIR)$(AUTOSTARTDIR)/$(NAME).desktop
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m644 $(GEN)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -Dm644 $(GEN)/completions/$(NAME) $(DESTDIR)$(BASHCOMPLETIONDIR)/$(NAME)
+	$(INSTALL) -Dm644 $(GEN)/completions/_$(NAME) $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
+	$(INSTALL) -Dm644 $(GEN)/completions/$(NAME).fish $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/$(NAME)
+	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).service
+	rm -f $(DESTDIR)$(DBUSSERVICEDIR)/$(DBUS_NAME).service
+	rm -f $(DESTDIR)$(AUTOSTARTDIR)/$(NAME).desktop
+	rm -f $(DESTDIR)$(MANDIR)/man1/$(NAME).1 $(DESTDIR)$(MANDIR)/man1/$(NAME)-*.1
+	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/$(NAME)
+	rm -f $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
+	rm -f $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
+
+# The .deb installs into /usr; its file list is [package.metadata.deb] in bridge/Cargo.toml.
+# Debian wants compressed man pages and a stripped binary (the release profile keeps
+# debug info for backtraces; DEBFLAGS=--dbgsym moves it to a -dbgsym package instead).
+DEBFLAGS ?= --strip
+deb:
+	$(MAKE) generate PREFIX=/usr
+	gzip -9nf $(GEN)/man/*.1
+	$(CARGO) deb -p $(NAME) $(DEBFLAGS) $(CARGOFLAGS)
+
+clean:
+	rm -rf $(GEN)
