@@ -18,7 +18,7 @@ use std::time::Instant;
 use async_io::Async;
 use futures::AsyncWriteExt;
 use serde::{Deserialize, Serialize};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::app::BridgedApp;
 use crate::daemon::Daemon;
@@ -280,7 +280,8 @@ async fn own_bus_name() {
             debug!("owning {BUS_NAME} on the session bus");
             futures::future::pending::<()>().await;
         }
-        Err(e) => warn!("cannot own {BUS_NAME} on the session bus ({e}); D-Bus activation will not find this bridge"),
+        // Usually another bridge (e.g. the session's, while `demo` runs) owns it.
+        Err(e) => info!("not owning {BUS_NAME} on the session bus ({e}); D-Bus activation will not find this bridge"),
     }
 }
 

@@ -216,7 +216,14 @@ async fn serve(
     let status = crate::control::start(&daemon, &path);
     info!(socket = %path.display(), "ready: waiting for senders");
     if args.stdio {
-        executor.spawn(sender::serve_stdio(daemon.clone())).detach();
+        let counted = daemon.stats.sender_connected();
+        let stdio = sender::serve_stdio(daemon.clone());
+        executor
+            .spawn(async move {
+                stdio.await;
+                drop(counted);
+            })
+            .detach();
     }
     loop {
         futures::select! {
