@@ -6,8 +6,10 @@
 //! Stdout protocol (for tests): `applied SERIAL` once each commit is visible
 //! on the bus, `ready` once after the first, `idle` when a non-stepped run
 //! has applied what it was asked to; in `--step` mode every command line on
-//! stdin gets exactly one reply line (`applied SERIAL`, `end` or
-//! `error: …`). Action requests from ATs go to stderr as JSON lines.
+//! stdin gets exactly one reply line (`applied SERIAL`, `rejected SERIAL:
+//! reason`, `end` or `error: …`). A commit the bridge's validator rejects
+//! is skipped, as the bridge skips it. Action requests from ATs go to
+//! stderr as JSON lines.
 
 mod naming;
 mod recording;
@@ -82,6 +84,9 @@ fn run(args: Args) -> Result<(), String> {
     }
     let mut player = Player::new(book);
     player.apply_and_say()?;
+    if !player.app.has_surfaces() {
+        return Err("the first commit was rejected, so there is no tree to expose".into());
+    }
     naming::remove_link();
     say("ready");
     if args.step {
@@ -119,6 +124,21 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
+/// What became of one step's commit.
+enum StepOutcome {
+    Applied(u64),
+    Rejected(u64, String),
+}
+
+impl StepOutcome {
+    fn line(&self) -> String {
+        match self {
+            StepOutcome::Applied(serial) => format!("applied {serial}"),
+            StepOutcome::Rejected(serial, reason) => format!("rejected {serial}: {reason}"),
+        }
+    }
+}
+
 struct Player {
     steps: std::vec::IntoIter<Step>,
     app: Application,
@@ -137,28 +157,41 @@ impl Player {
     }
 
     /// Applies the next step and waits until it is visible on the bus.
-    /// Returns its serial, or `None` when there is none left. A rejected
-    /// commit is an error.
-    fn apply_next(&mut self) -> Result<Option<u64>, String> {
+    /// Returns what happened to its commit, or `None` when there is none
+    /// left. Like the bridge, a rejected event is reported and skipped: the
+    /// surface keeps its last good tree (and, for a rejected commit, waits
+    /// for a full tree, which the validator enforces).
+    fn apply_next(&mut self) -> Result<Option<StepOutcome>, String> {
         let Some(step) = self.steps.next() else {
             return Ok(None);
         };
+        let mut rejection = None;
         for event in step.events {
-            self.app.apply(event)?;
+            let is_commit = matches!(event, recording::Event::Commit { .. });
+            if let Err(reason) = self.app.apply(event) {
+                eprintln!("newton-legacy-reference: rejected: {reason}");
+                if is_commit {
+                    rejection = Some(reason);
+                }
+            }
         }
         self.app.settle()?;
         self.applied += 1;
         self.last_serial = Some(step.serial);
-        Ok(Some(step.serial))
+        Ok(Some(match rejection {
+            None => StepOutcome::Applied(step.serial),
+            Some(reason) => StepOutcome::Rejected(step.serial, reason),
+        }))
     }
 
-    /// [`Self::apply_next`], saying `applied SERIAL`; false at the end.
+    /// [`Self::apply_next`], saying `applied SERIAL` (or `rejected SERIAL:
+    /// reason`); false at the end.
     fn apply_and_say(&mut self) -> Result<bool, String> {
-        let applied = self.apply_next()?;
-        if let Some(serial) = applied {
-            say(&format!("applied {serial}"));
+        let outcome = self.apply_next()?;
+        if let Some(outcome) = &outcome {
+            say(&outcome.line());
         }
-        Ok(applied.is_some())
+        Ok(outcome.is_some())
     }
 
     fn serve_commands(&mut self) -> Result<(), String> {
@@ -204,8 +237,16 @@ impl Player {
             ));
             return Ok(());
         }
-        while self.last_serial != Some(serial) && self.apply_next()?.is_some() {}
-        say(&format!("applied {serial}"));
+        let mut last = None;
+        while self.last_serial != Some(serial) {
+            match self.apply_next()? {
+                Some(outcome) => last = Some(outcome),
+                None => break,
+            }
+        }
+        if let Some(outcome) = last {
+            say(&outcome.line());
+        }
         Ok(())
     }
 }

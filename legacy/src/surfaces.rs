@@ -96,6 +96,11 @@ impl Application {
         }
     }
 
+    /// True once some surface has an adapter (a first tree was accepted).
+    pub fn has_surfaces(&self) -> bool {
+        !self.surfaces.is_empty()
+    }
+
     /// Applies one event. Commits are validated first with the bridge's own
     /// validator: accesskit_unix panics on malformed trees, so a rejected
     /// commit is reported and skipped, as the bridge skips it.
