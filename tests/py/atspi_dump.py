@@ -43,13 +43,24 @@ def clean_error(exc):
 
 
 def segment(acc):
-    return "%s:%s" % (acc.get_role_name() or "?", acc.get_name() or "")
+    """"role:name" of an object; unreadable parts become "<error: ...>" instead of raising."""
+    parts = []
+    for getter in (acc.get_role_name, acc.get_name):
+        try:
+            parts.append(getter() or "")
+        except Exception as exc:  # noqa: BLE001 - a dump must never crash on one bad object
+            parts.append("<error: %s>" % clean_error(exc))
+    return "%s:%s" % (parts[0] or "?", parts[1])
 
 
 def children_of(acc):
+    """Children in index order; a child that cannot be fetched is None (reported as "<null>")."""
     out = []
     for i in range(max(acc.get_child_count(), 0)):
-        out.append(acc.get_child_at_index(i))
+        try:
+            out.append(acc.get_child_at_index(i))
+        except Exception:  # noqa: BLE001
+            out.append(None)
     return out
 
 
@@ -69,6 +80,13 @@ def segments_for(siblings):
 
 def path_of(acc):
     """Role:name path of an arbitrary object, from its application down."""
+    try:
+        return _path_of(acc)
+    except Exception as exc:  # noqa: BLE001
+        return "<error: %s>" % clean_error(exc)
+
+
+def _path_of(acc):
     parts = []
     node = acc
     for _ in range(200):

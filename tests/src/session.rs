@@ -581,10 +581,10 @@ fn base_env(dir: &Path) -> Vec<(String, String)> {
         ("BRLAPI_HOST".into(), "127.0.0.1:9999".into()),
         ("GDK_BACKEND".into(), "x11".into()),
     ];
-    // Diagnostics knobs the caller may want to pass through.
-    for key in ["RUST_LOG", "RUST_BACKTRACE"] {
-        if let Ok(v) = std::env::var(key) {
-            env.push((key.to_string(), v));
+    // Diagnostics knobs and the bridge's own settings (NEWTON_ATSPI_*) pass through.
+    for (key, value) in std::env::vars() {
+        if key == "RUST_LOG" || key == "RUST_BACKTRACE" || key.starts_with("NEWTON_ATSPI_") {
+            env.push((key, value));
         }
     }
     env
