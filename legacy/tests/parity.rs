@@ -245,3 +245,89 @@ fn median_micros(mut call: impl FnMut() -> bool) -> String {
         .get(times.len() / 2)
         .map_or_else(String::new, |t| format!("{:.0}", t.as_secs_f64() * 1e6))
 }
+
+/// basic.jsonl with a second surface (a copy of the first tree, titled
+/// "Second") that takes the keyboard focus: two adapters in one process on
+/// the legacy side, two surfaces of one application on the bridged side.
+fn two_surface_recording(dir: &Path) -> std::path::PathBuf {
+    use newton_push_protocol::{RecordedLine, SenderMessage, SurfaceId};
+    let lines = newton_producer::load_recording(fixture("generated-small/basic.jsonl"))
+        .expect("load basic");
+    let second = SurfaceId(2);
+    let first_update = lines
+        .iter()
+        .find_map(|l| match &l.message {
+            Some(SenderMessage::Update { update, .. }) => Some(update.clone()),
+            _ => None,
+        })
+        .expect("basic has an update");
+    let line = |message| RecordedLine {
+        at_ms: 0,
+        hello: None,
+        message: Some(message),
+    };
+    let mut out = Vec::new();
+    for l in lines {
+        let first_commit = matches!(l.message, Some(SenderMessage::Commit { serial: 1, .. }));
+        let goodbye = matches!(l.message, Some(SenderMessage::Goodbye));
+        if !goodbye {
+            out.push(l);
+        }
+        if first_commit {
+            out.push(line(SenderMessage::CreateSurface {
+                surface: second,
+                title: Some("Second".into()),
+            }));
+            out.push(line(SenderMessage::Update {
+                surface: second,
+                update: first_update.clone(),
+            }));
+            out.push(line(SenderMessage::Commit {
+                surface: second,
+                serial: 100,
+            }));
+        }
+    }
+    out.push(line(SenderMessage::Focus {
+        surface: Some(second),
+    }));
+    let path = dir.join("two-surfaces.jsonl");
+    newton_producer::write_recording(&path, &out).expect("write the two-surface recording");
+    path
+}
+
+#[test]
+fn two_surfaces_are_two_windows_on_both_sides() {
+    let mut session = session();
+    let bridge = Bridge::start(&mut session).expect("bridge");
+    let client = session.a11y_client().expect("a11y client");
+    let path = two_surface_recording(session.dir());
+    let (name, _) = name_and_serials(&path);
+    let mut legacy = Legacy::start(
+        &session,
+        "legacy-two",
+        &path,
+        &["--app-name", &legacy_name(&name)],
+    );
+    legacy.expect_line("idle");
+    let replay = bridge
+        .replay_and_stay(&mut session, "replay-two", &path, &name)
+        .expect("replay into the bridge");
+    let legacy_tree = walk_named(&session, &client, &legacy_name(&name));
+    let bridged_tree = walk_named(&session, &client, &name);
+    for tree in [&legacy_tree, &bridged_tree] {
+        let active: Vec<bool> = tree
+            .children
+            .iter()
+            .map(|w| w.states.contains("active"))
+            .collect();
+        // The focus moved to the second surface.
+        assert_eq!(active, [false, true], "{tree:#?}");
+    }
+    let diffs = differences(&legacy_tree, &bridged_tree);
+    assert!(diffs.is_empty(), "{}", report("two surfaces", &diffs));
+    session.stop(replay.pid, Duration::from_secs(5));
+    drop(legacy);
+    let report = session.shutdown();
+    assert!(report.is_clean(), "{report:?}");
+}
