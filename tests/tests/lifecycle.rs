@@ -102,7 +102,10 @@ impl Desk {
         };
         cmd.args(["--launch-immediately", flag]);
         let name = format!("at-spi-bus-launcher-{}", self.generation);
-        let launcher = self.session.spawn(&name, cmd).expect("start at-spi-bus-launcher");
+        let launcher = self
+            .session
+            .spawn(&name, cmd)
+            .expect("start at-spi-bus-launcher");
         let session_bus = self.session_bus();
         // NameHasOwner, never a call, while waiting: nothing may activate another launcher.
         wait_until("org.a11y.Bus on the session bus", WAIT, || {
@@ -111,9 +114,18 @@ impl Desk {
         })
         .expect("the launcher claims org.a11y.Bus");
         let address: String = session_bus
-            .call("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress", &())
+            .call(
+                "org.a11y.Bus",
+                "/org/a11y/bus",
+                "org.a11y.Bus",
+                "GetAddress",
+                &(),
+            )
             .expect("org.a11y.Bus.GetAddress");
-        assert!(!address.is_empty(), "the launcher gave an empty bus address");
+        assert!(
+            !address.is_empty(),
+            "the launcher gave an empty bus address"
+        );
         self.launcher = launcher;
         self.a11y_address = address;
     }
@@ -124,7 +136,9 @@ impl Desk {
         let mut cmd = self.session.command("/usr/libexec/at-spi2-registryd");
         cmd.env("AT_SPI_BUS_ADDRESS", &self.a11y_address);
         let name = format!("at-spi2-registryd-{}", self.generation);
-        self.session.spawn(&name, cmd).expect("start at-spi2-registryd");
+        self.session
+            .spawn(&name, cmd)
+            .expect("start at-spi2-registryd");
         let a11y = self.a11y();
         wait_until("org.a11y.atspi.Registry on the a11y bus", WAIT, || {
             a11y.name_has_owner(REGISTRY)
@@ -152,7 +166,18 @@ impl Desk {
     /// Stops a process of this session by PID: through the harness when it is a tracked child
     /// (which reaps it), else by signal; waits until it is gone.
     fn kill_ours(&mut self, pid: u32, signal: Signal) {
-        assert!(self.is_ours(pid), "refusing to kill pid {pid}: not ours");
+        // A process may exit on its own meanwhile (the launcher takes its bus daemon along);
+        // an exiting process already has no environment to read.
+        if !self.is_ours(pid) {
+            wait_until(
+                &format!("pid {pid}, not ours, to finish exiting"),
+                GRACE,
+                || Ok(!alive(pid)),
+            )
+            .unwrap_or_else(|_| panic!("refusing to kill pid {pid}: not ours"));
+            let _ = self.session.is_running(pid);
+            return;
+        }
         send_signal(pid, signal);
         // A tracked child must be reaped by the harness, else it stays a zombie.
         let _ = self.session.is_running(pid);
@@ -166,6 +191,10 @@ impl Desk {
     /// Starts the bridge on `socket` (no AT_SPI_BUS_ADDRESS: it finds the bus as on a desktop,
     /// through org.a11y.Bus) and waits until it is connected to the bus and accepts senders.
     fn start_bridge(&mut self, name: &str, socket: &Path) -> u32 {
+        self.start_bridge_with(name, socket, None)
+    }
+
+    fn start_bridge_with(&mut self, name: &str, socket: &Path, bus_env: Option<&str>) -> u32 {
         let mut cmd = self
             .session
             .command(bridge_binary().expect("bridge binary (cargo build -p newton-atspi-bridge)"));
@@ -174,6 +203,9 @@ impl Desk {
             .arg(socket)
             .args(["--log-level", "info"])
             .env_remove("AT_SPI_BUS_ADDRESS");
+        if let Some(address) = bus_env {
+            cmd.env("AT_SPI_BUS_ADDRESS", address);
+        }
         let pid = self.session.spawn(name, cmd).expect("start the bridge");
         wait_until("the bridge to be ready", WAIT, || {
             self.session.ensure_running(pid)?;
@@ -186,13 +218,18 @@ impl Desk {
     /// Replays the bystander fixture with `--fast --stay`: an application that stays on the
     /// desktop until its replay process is stopped.
     fn start_bystander(&mut self, socket: &Path) -> u32 {
-        let mut cmd = self.session.command(bridge_binary().expect("bridge binary"));
+        let mut cmd = self
+            .session
+            .command(bridge_binary().expect("bridge binary"));
         cmd.arg("replay")
             .arg(fixture(BYSTANDER_FIXTURE))
             .arg("--socket")
             .arg(socket)
             .args(["--fast", "--stay"]);
-        let pid = self.session.spawn("bystander", cmd).expect("start the replay");
+        let pid = self
+            .session
+            .spawn("bystander", cmd)
+            .expect("start the replay");
         let out = self.session.dir().join("logs/bystander.out");
         wait_until("the bystander replay to be acknowledged", WAIT, || {
             self.session.ensure_running(pid)?;
@@ -200,7 +237,10 @@ impl Desk {
         })
         .expect("the bystander replays");
         let summary = std::fs::read_to_string(&out).unwrap_or_default();
-        assert!(summary.contains("; 0 rejected"), "bystander rejected: {summary}");
+        assert!(
+            summary.contains("; 0 rejected"),
+            "bystander rejected: {summary}"
+        );
         pid
     }
 
@@ -240,7 +280,9 @@ impl Desk {
 
     /// The application's tree as `newton-atspi-bridge dump --json` sees it on the current bus.
     fn dump(&mut self, app: &str, label: &str) -> Value {
-        let mut cmd = self.session.command(bridge_binary().expect("bridge binary"));
+        let mut cmd = self
+            .session
+            .command(bridge_binary().expect("bridge binary"));
         cmd.args(["dump", app, "--json", "--a11y-bus", &self.a11y_address]);
         let out = self
             .session
@@ -416,7 +458,9 @@ impl RawSender {
             let mut chunk = [0u8; 4096];
             match self.stream.read(&mut chunk) {
                 Ok(0) => return Received::Closed,
-                Ok(n) => self.pending.extend_from_slice(chunk.get(..n).unwrap_or_default()),
+                Ok(n) => self
+                    .pending
+                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -515,8 +559,14 @@ fn registry_restart_reembeds_every_application() {
 
     let bus_after = desk.wait_for_app(BYSTANDER_NAME);
     assert_eq!(bus_after, bus_before, "re-embedded on the same connection");
-    assert_eq!(desk.dump(BYSTANDER_NAME, "after"), tree_before, "tree intact");
-    desk.session.ensure_running(bridge).expect("bridge still running");
+    assert_eq!(
+        desk.dump(BYSTANDER_NAME, "after"),
+        tree_before,
+        "tree intact"
+    );
+    desk.session
+        .ensure_running(bridge)
+        .expect("bridge still running");
     assert!(
         desk.log("bridge").contains("the AT-SPI registry restarted"),
         "the bridge noticed the restart:\n{}",
@@ -530,16 +580,39 @@ fn registry_restart_reembeds_every_application() {
 /// application, whose tree is unchanged.
 #[test]
 fn a11y_bus_restart_reconnects_every_application_with_its_tree() {
+    a11y_bus_restart(false);
+}
+
+/// The same with the address in AT_SPI_BUS_ADDRESS (as in sandboxes and some sessions): the
+/// new bus listens on the same path with a new GUID, and the bridge must still find it.
+#[test]
+#[ignore = "bridge bug: with AT_SPI_BUS_ADDRESS set (read as --a11y-bus) the bridge retries the \
+            old address forever: `D-Bus handshake failed: Server GUID mismatch`"]
+fn a11y_bus_restart_with_the_address_in_the_environment() {
+    a11y_bus_restart(true);
+}
+
+/// Restarts the accessibility bus under a bridge that found it through org.a11y.Bus, or, with
+/// `address_in_env`, was given it in AT_SPI_BUS_ADDRESS.
+fn a11y_bus_restart(address_in_env: bool) {
     let mut desk = Desk::start(AtSpi::Enabled);
     let socket = socket_in(&desk);
-    let bridge = desk.start_bridge("bridge", &socket);
+    let address = desk.a11y_address.clone();
+    let bridge = desk.start_bridge_with(
+        "bridge",
+        &socket,
+        address_in_env.then_some(address.as_str()),
+    );
     let bystander = desk.start_bystander(&socket);
     desk.wait_for_app(BYSTANDER_NAME);
     let tree_before = desk.dump(BYSTANDER_NAME, "before");
 
     let old_launcher = desk.launcher;
     let bus_daemons: Vec<u32> = children_of(old_launcher);
-    assert!(!bus_daemons.is_empty(), "the launcher runs its bus daemon as a child");
+    assert!(
+        !bus_daemons.is_empty(),
+        "the launcher runs its bus daemon as a child"
+    );
     let old_registry = desk.registry;
     let old_address = desk.a11y_address.clone();
     desk.kill_ours(old_launcher, Signal::TERM);
@@ -552,12 +625,23 @@ fn a11y_bus_restart_reconnects_every_application_with_its_tree() {
 
     desk.start_a11y_bus();
     desk.start_registry();
-    println!("accessibility bus moved from {old_address} to {}", desk.a11y_address);
+    println!(
+        "accessibility bus moved from {old_address} to {}",
+        desk.a11y_address
+    );
 
     desk.wait_for_app(BYSTANDER_NAME);
-    assert_eq!(desk.dump(BYSTANDER_NAME, "after"), tree_before, "tree intact");
-    desk.session.ensure_running(bridge).expect("bridge still running");
-    desk.session.ensure_running(bystander).expect("sender still connected");
+    assert_eq!(
+        desk.dump(BYSTANDER_NAME, "after"),
+        tree_before,
+        "tree intact"
+    );
+    desk.session
+        .ensure_running(bridge)
+        .expect("bridge still running");
+    desk.session
+        .ensure_running(bystander)
+        .expect("sender still connected");
     assert!(
         desk.log("bridge").contains("accessibility bus is back"),
         "the bridge reconnected:\n{}",
@@ -621,7 +705,10 @@ fn sender_dying_mid_frame_removes_only_its_application() {
         .arg("Killed app")
         .arg(window_tree("Killed app", "OK").to_string())
         .arg(relabel("Never shown").to_string());
-    let doomed = desk.session.spawn("killed-sender", cmd).expect("start the Python sender");
+    let doomed = desk
+        .session
+        .spawn("killed-sender", cmd)
+        .expect("start the Python sender");
     let out = desk.session.dir().join("logs/killed-sender.out");
     wait_until("the Python sender to send half a frame", WAIT, || {
         desk.session.ensure_running(doomed)?;
@@ -641,7 +728,9 @@ fn sender_dying_mid_frame_removes_only_its_application() {
 
     desk.wait_app_gone("Killed app");
     desk.wait_app_gone("Closed app");
-    desk.session.ensure_running(bridge).expect("bridge still running");
+    desk.session
+        .ensure_running(bridge)
+        .expect("bridge still running");
     assert_eq!(
         desk.dump(BYSTANDER_NAME, "after"),
         bystander_before,
@@ -676,15 +765,18 @@ fn sigterm_tells_senders_removes_apps_and_exits_zero() {
     );
     let messages = sender.drain_until_closed();
     assert!(
-        messages
-            .iter()
-            .any(|m| m["error"]["reason"].as_str().is_some_and(|r| r.contains("shutting down"))),
+        messages.iter().any(|m| m["error"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("shutting down"))),
         "the sender was told the bridge is shutting down; got {messages:?}"
     );
     desk.wait_app_gone("Terminated app");
     assert!(!socket.exists(), "socket file {} removed", socket.display());
     let log = desk.log("bridge");
-    assert!(log.contains("application removed"), "removal announced:\n{log}");
+    assert!(
+        log.contains("application removed"),
+        "removal announced:\n{log}"
+    );
     desk.finish();
 }
 
@@ -696,21 +788,28 @@ fn second_instance_refuses_and_first_keeps_serving() {
     let socket = socket_in(&desk);
     let bridge = desk.start_bridge("bridge", &socket);
 
-    let mut cmd = desk.session.command(bridge_binary().expect("bridge binary"));
+    let mut cmd = desk
+        .session
+        .command(bridge_binary().expect("bridge binary"));
     cmd.arg("serve").arg("--socket").arg(&socket);
     let (status, _) = desk
         .session
         .run("bridge-second", cmd, WAIT)
         .expect("the second instance finishes");
     let stderr = desk.session.stderr_of("bridge-second");
-    assert!(!status.success(), "second instance must fail; stderr:\n{stderr}");
+    assert!(
+        !status.success(),
+        "second instance must fail; stderr:\n{stderr}"
+    );
     assert!(
         stderr.contains("another bridge already serves")
             && stderr.contains(&socket.display().to_string()),
         "the refusal names the socket:\n{stderr}"
     );
 
-    desk.session.ensure_running(bridge).expect("first bridge still running");
+    desk.session
+        .ensure_running(bridge)
+        .expect("first bridge still running");
     let mut sender = RawSender::connect(&socket, "Still served");
     sender.show_window(1, "Still served");
     desk.wait_for_app("Still served");
@@ -745,22 +844,41 @@ fn reconnecting_sender_gets_a_fresh_application() {
 /// this, every sender that ever connected keeps a bus connection, a task and an empty replica
 /// in the bridge.)
 #[test]
+#[ignore = "bridge bug: the bus connection of a departed sender is never closed \
+            (BridgedApp::serve_calls holds it until it closes); un-ignore once fixed"]
 fn departed_sender_leaves_no_bus_connection_behind() {
+    const ROUNDS: usize = 3;
     let mut desk = Desk::start(AtSpi::Enabled);
     let socket = socket_in(&desk);
-    desk.start_bridge("bridge", &socket);
-
-    let mut sender = RawSender::connect(&socket, "Departing app");
-    sender.show_window(1, "Departing app");
-    let bus = desk.wait_for_app("Departing app");
-    drop(sender);
-    desk.wait_app_gone("Departing app");
+    let bridge = desk.start_bridge("bridge", &socket);
+    let threads_before = thread_count(bridge);
     let a11y = desk.a11y();
-    wait_until(&format!("{bus} to leave the accessibility bus"), WAIT, || {
-        Ok(!a11y.name_has_owner(&bus)?)
-    })
-    .expect("the departed application's bus connection is closed");
+    let mut left_behind = Vec::new();
+    for round in 0..ROUNDS {
+        let name = format!("Departing app {round}");
+        let mut sender = RawSender::connect(&socket, &name);
+        sender.show_window(1, &name);
+        let bus = desk.wait_for_app(&name);
+        drop(sender);
+        desk.wait_app_gone(&name);
+        let closed = wait_until(&format!("{bus} to leave the bus"), WAIT / 4, || {
+            Ok(!a11y.name_has_owner(&bus)?)
+        });
+        if closed.is_err() {
+            left_behind.push(bus);
+        }
+    }
+    assert!(
+        left_behind.is_empty(),
+        "bus connections of departed senders still open: {left_behind:?}; bridge threads \
+         {threads_before} before {ROUNDS} senders came and went, {} after",
+        thread_count(bridge)
+    );
     desk.finish();
+}
+
+fn thread_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |tasks| tasks.count())
 }
 
 /// No AT, no cost: with `--a11y=0` and no listener, surfaces are unwanted; IsEnabled or a
@@ -776,11 +894,18 @@ fn updates_wanted_follows_at_presence() {
         messages.contains(&json!({"updatesUnwanted": {"surface": 1}})),
         "no AT: unwanted; got {messages:?}"
     );
-    assert!(!messages.contains(&json!({"updatesWanted": {"surface": 1}})), "{messages:?}");
+    assert!(
+        !messages.contains(&json!({"updatesWanted": {"surface": 1}})),
+        "{messages:?}"
+    );
 
     let session_bus = desk.session_bus();
     set_is_enabled(&session_bus, true);
-    expect_message(&mut sender, &json!({"updatesWanted": {"surface": 1}}), "IsEnabled=true");
+    expect_message(
+        &mut sender,
+        &json!({"updatesWanted": {"surface": 1}}),
+        "IsEnabled=true",
+    );
     // A surface created while an AT is present is wanted at once.
     let messages = sender.show_window(2, "Second window");
     assert!(
@@ -788,7 +913,11 @@ fn updates_wanted_follows_at_presence() {
         "new surface while enabled: {messages:?}"
     );
     set_is_enabled(&session_bus, false);
-    expect_message(&mut sender, &json!({"updatesUnwanted": {"surface": 1}}), "IsEnabled=false");
+    expect_message(
+        &mut sender,
+        &json!({"updatesUnwanted": {"surface": 1}}),
+        "IsEnabled=false",
+    );
 
     let listener = desk.a11y();
     let () = listener
@@ -800,7 +929,11 @@ fn updates_wanted_follows_at_presence() {
             &("object:children-changed",),
         )
         .expect("RegisterEvent");
-    expect_message(&mut sender, &json!({"updatesWanted": {"surface": 1}}), "listener registered");
+    expect_message(
+        &mut sender,
+        &json!({"updatesWanted": {"surface": 1}}),
+        "listener registered",
+    );
     let () = listener
         .call(
             REGISTRY,
@@ -810,8 +943,35 @@ fn updates_wanted_follows_at_presence() {
             &("object:children-changed",),
         )
         .expect("DeregisterEvent");
-    expect_message(&mut sender, &json!({"updatesUnwanted": {"surface": 1}}), "listener gone");
+    expect_message(
+        &mut sender,
+        &json!({"updatesUnwanted": {"surface": 1}}),
+        "listener gone",
+    );
     drop(listener);
+
+    // An AT that goes away without deregistering (it crashed): its bus name vanishes.
+    let crashing = desk.a11y();
+    let () = crashing
+        .call(
+            REGISTRY,
+            "/org/a11y/atspi/registry",
+            "org.a11y.atspi.Registry",
+            "RegisterEvent",
+            &("object:state-changed:focused",),
+        )
+        .expect("RegisterEvent");
+    expect_message(
+        &mut sender,
+        &json!({"updatesWanted": {"surface": 1}}),
+        "second listener registered",
+    );
+    drop(crashing);
+    expect_message(
+        &mut sender,
+        &json!({"updatesUnwanted": {"surface": 1}}),
+        "listener's connection closed",
+    );
     desk.finish();
 }
 
@@ -822,7 +982,11 @@ fn set_is_enabled(session_bus: &BusClient, enabled: bool) {
             "/org/a11y/bus",
             "org.freedesktop.DBus.Properties",
             "Set",
-            &("org.a11y.Status", "IsEnabled", zbus::zvariant::Value::from(enabled)),
+            &(
+                "org.a11y.Status",
+                "IsEnabled",
+                zbus::zvariant::Value::from(enabled),
+            ),
         )
         .expect("set org.a11y.Status.IsEnabled");
 }
@@ -835,7 +999,9 @@ fn expect_message(sender: &mut RawSender, expected: &Value, after: &str) {
         match sender.recv(deadline.saturating_duration_since(Instant::now())) {
             Received::Message(m) if &m == expected => return,
             Received::Message(m) => seen.push(m),
-            Received::Timeout => panic!("after {after}: no {expected} within {WAIT:?}; got {seen:?}"),
+            Received::Timeout => {
+                panic!("after {after}: no {expected} within {WAIT:?}; got {seen:?}")
+            }
             Received::Closed => panic!("after {after}: connection closed; got {seen:?}"),
         }
     }

@@ -1,0 +1,402 @@
+//! No AT, no cost — measured. With the launcher in `--a11y=0` mode and no event listener, a
+//! sender that ignores `updatesUnwanted` pushes one relabel every 100 ms for about 5 s, then
+//! stays connected and silent for about 5 s. The bridge's CPU time (utime+stime of
+//! /proc/PID/stat) and its context switches (voluntary+nonvoluntary, summed over every thread in
+//! /proc/PID/task) are read around each window and printed per second.
+//!
+//! The only assertion on the figures: while no sender sends anything the bridge must not wake
+//! up (≤ 2 wakeups per second averaged over the window, i.e. no periodic work). CPU time is
+//! printed, never asserted (speed belongs in docs/benchmarks.md).
+//!
+//! Run with `cargo test -p newton-e2e --test idle -- --nocapture` after
+//! `cargo build -p newton-atspi-bridge`.
+
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use newton_e2e::{bridge_binary, wait_until, BusClient, SessionOptions, TestSession};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(60);
+const PUSH_INTERVAL: Duration = Duration::from_millis(100);
+const PUSHES: u32 = 50;
+const IDLE_WINDOW: Duration = Duration::from_secs(5);
+/// Let the last push's work (events, replies) finish before the idle window starts.
+const SETTLE: Duration = Duration::from_secs(1);
+const MAX_IDLE_WAKEUPS_PER_SECOND: f64 = 2.0;
+/// /proc reports process times in USER_HZ, 100 on every Linux architecture Debian ships.
+const USER_HZ: f64 = 100.0;
+const REGISTRY: &str = "org.a11y.atspi.Registry";
+
+/// The bridge's counters at one instant.
+#[derive(Clone, Debug)]
+struct Sample {
+    at: Instant,
+    cpu_ticks: u64,
+    switches: u64,
+    threads: usize,
+    /// Context switches per live thread: tid → (thread name, count).
+    per_thread: BTreeMap<String, (String, u64)>,
+}
+
+/// utime+stime (all threads) and context switches summed over the live threads.
+fn sample(pid: u32) -> Sample {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("bridge /proc stat");
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // Fields after the command name start at field 3 (state); utime is 14, stime 15.
+    let field = |n: usize| -> u64 {
+        fields
+            .get(n - 3)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("/proc/{pid}/stat field {n} in {stat}"))
+    };
+    let mut per_thread = BTreeMap::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("bridge /proc task");
+    for task in tasks.filter_map(|t| t.ok()) {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue; // the thread ended meanwhile
+        };
+        let name = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Name:"))
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        let count = status
+            .lines()
+            .filter(|l| {
+                l.starts_with("voluntary_ctxt_switches")
+                    || l.starts_with("nonvoluntary_ctxt_switches")
+            })
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+        per_thread.insert(
+            task.file_name().to_string_lossy().into_owned(),
+            (name, count),
+        );
+    }
+    Sample {
+        at: Instant::now(),
+        cpu_ticks: field(14) + field(15),
+        switches: per_thread.values().map(|(_, n)| n).sum(),
+        threads: per_thread.len(),
+        per_thread,
+    }
+}
+
+/// Which threads woke up between two samples (threads born meanwhile count from zero), most
+/// first: "name (tid): count".
+fn wakers(before: &Sample, after: &Sample) -> Vec<String> {
+    let mut woke: Vec<(u64, String)> = after
+        .per_thread
+        .iter()
+        .map(|(tid, (name, count))| {
+            let earlier = before.per_thread.get(tid).map_or(0, |(_, n)| *n);
+            (count.saturating_sub(earlier), format!("{name} ({tid})"))
+        })
+        .filter(|(n, _)| *n > 0)
+        .collect();
+    woke.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+    woke.into_iter()
+        .map(|(n, who)| format!("{who}: {n}"))
+        .collect()
+}
+
+/// Rates over one window.
+#[derive(Debug)]
+struct Window {
+    seconds: f64,
+    wakeups: u64,
+    cpu_ms: f64,
+}
+
+impl Window {
+    fn between(before: &Sample, after: &Sample) -> Window {
+        Window {
+            seconds: after.at.duration_since(before.at).as_secs_f64(),
+            wakeups: after.switches.saturating_sub(before.switches),
+            cpu_ms: after.cpu_ticks.saturating_sub(before.cpu_ticks) as f64 * 1000.0 / USER_HZ,
+        }
+    }
+
+    fn wakeups_per_second(&self) -> f64 {
+        self.wakeups as f64 / self.seconds
+    }
+
+    fn cpu_ms_per_second(&self) -> f64 {
+        self.cpu_ms / self.seconds
+    }
+
+    fn print(&self, name: &str, threads: usize) {
+        println!(
+            "{name}: {:.2} s, {} context switches = {:.1} wakeups/s, {:.0} ms CPU = {:.1} ms CPU/s ({threads} threads)",
+            self.seconds,
+            self.wakeups,
+            self.wakeups_per_second(),
+            self.cpu_ms,
+            self.cpu_ms_per_second()
+        );
+    }
+}
+
+#[test]
+#[ignore = "bridge bug: blocking 1.7.0 (the pool behind zbus's socket set-up and the bridge's \
+            unblock) keeps every idle pool thread and wakes it every 500 ms, about 2 wakeups/s \
+            per thread; un-ignore once the pool sleeps (e.g. blocking pinned to 1.6.x)"]
+fn no_at_no_cost_bridge_sleeps_while_senders_are_silent() {
+    let options = SessionOptions {
+        xvfb: false,
+        atspi: false,
+        ready_timeout: WAIT,
+    };
+    let mut session = TestSession::start(options).expect("start the private session bus");
+    let a11y_address = start_a11y_without_at(&mut session);
+    let socket = session.dir().join("rt/newton-atspi/bridge.sock");
+    let bridge = start_bridge(&mut session, &socket);
+    assert_no_at(&a11y_address, &session);
+
+    let mut sender = RawSender::connect(&socket, "Chatty app");
+    let messages = sender.show_window();
+    assert!(
+        messages.contains(&json!({"updatesUnwanted": {"surface": 1}})),
+        "precondition: no AT, so the surface is unwanted; got {messages:?}"
+    );
+
+    let busy_start = sample(bridge);
+    for n in 0..PUSHES {
+        let tick = Instant::now();
+        sender.relabel(&format!("Count {n}"));
+        std::thread::sleep(PUSH_INTERVAL.saturating_sub(tick.elapsed()));
+    }
+    sender.sync();
+    let busy_end = sample(bridge);
+
+    std::thread::sleep(SETTLE);
+    let idle_start = sample(bridge);
+    std::thread::sleep(IDLE_WINDOW);
+    let idle_end = sample(bridge);
+
+    let busy = Window::between(&busy_start, &busy_end);
+    let idle = Window::between(&idle_start, &idle_end);
+    let idle_wakers = wakers(&idle_start, &idle_end);
+    println!("no AT (--a11y=0, no listeners), bridge pid {bridge}:");
+    busy.print(
+        &format!(
+            "  pushing ({PUSHES} relabels, one per {} ms)",
+            PUSH_INTERVAL.as_millis()
+        ),
+        busy_end.threads,
+    );
+    idle.print("  silent sender", idle_end.threads);
+    println!("  threads that woke while the sender was silent: {idle_wakers:?}");
+
+    session
+        .ensure_running(bridge)
+        .expect("bridge still running");
+    assert!(
+        idle.wakeups_per_second() <= MAX_IDLE_WAKEUPS_PER_SECOND,
+        "the bridge woke up {} times in {:.1} s with no sender traffic and no AT: periodic work \
+         in {idle_wakers:?}",
+        idle.wakeups,
+        idle.seconds
+    );
+    drop(sender);
+    let report = session.shutdown();
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+}
+
+/// at-spi-bus-launcher `--a11y=0` (IsEnabled false) and a registry; returns the bus address.
+fn start_a11y_without_at(session: &mut TestSession) -> String {
+    let mut cmd = session.command("/usr/libexec/at-spi-bus-launcher");
+    cmd.args(["--launch-immediately", "--a11y=0"]);
+    let launcher = session
+        .spawn("at-spi-bus-launcher", cmd)
+        .expect("start the launcher");
+    let session_bus = BusClient::connect(session.session_bus_address()).expect("session bus");
+    wait_until("org.a11y.Bus on the session bus", WAIT, || {
+        session.ensure_running(launcher)?;
+        session_bus.name_has_owner("org.a11y.Bus")
+    })
+    .expect("the launcher claims org.a11y.Bus");
+    let address: String = session_bus
+        .call(
+            "org.a11y.Bus",
+            "/org/a11y/bus",
+            "org.a11y.Bus",
+            "GetAddress",
+            &(),
+        )
+        .expect("GetAddress");
+    let mut cmd = session.command("/usr/libexec/at-spi2-registryd");
+    cmd.env("AT_SPI_BUS_ADDRESS", &address);
+    session
+        .spawn("at-spi2-registryd", cmd)
+        .expect("start the registry");
+    let a11y = BusClient::connect(&address).expect("a11y bus");
+    wait_until("the registry", WAIT, || a11y.name_has_owner(REGISTRY)).expect("registry up");
+    address
+}
+
+/// The measured state really has no AT: IsEnabled false and no registered listener.
+fn assert_no_at(a11y_address: &str, session: &TestSession) {
+    let session_bus = BusClient::connect(session.session_bus_address()).expect("session bus");
+    let enabled: zbus::zvariant::OwnedValue = session_bus
+        .call(
+            "org.a11y.Bus",
+            "/org/a11y/bus",
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            &("org.a11y.Status", "IsEnabled"),
+        )
+        .expect("read IsEnabled");
+    assert_eq!(bool::try_from(enabled).ok(), Some(false), "IsEnabled");
+    let a11y = BusClient::connect(a11y_address).expect("a11y bus");
+    let listeners = a11y.registered_events().expect("GetRegisteredEvents");
+    assert!(listeners.is_empty(), "no event listeners: {listeners:?}");
+}
+
+/// The bridge as a desktop runs it (info logging, bus found through org.a11y.Bus).
+fn start_bridge(session: &mut TestSession, socket: &Path) -> u32 {
+    let mut cmd = session.command(bridge_binary().expect("bridge binary"));
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(socket)
+        .args(["--log-level", "info"])
+        .env_remove("AT_SPI_BUS_ADDRESS");
+    let pid = session.spawn("bridge", cmd).expect("start the bridge");
+    let log = session.dir().join("logs/bridge.err");
+    wait_until("the bridge to be ready", WAIT, || {
+        session.ensure_running(pid)?;
+        Ok(std::fs::read_to_string(&log).is_ok_and(|l| l.contains("ready: waiting for senders")))
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", session.stderr_of("bridge")));
+    pid
+}
+
+/// A sender speaking JSON frames (docs/protocol.md) directly on the socket.
+struct RawSender {
+    stream: UnixStream,
+    pending: Vec<u8>,
+    serial: u64,
+}
+
+impl RawSender {
+    fn connect(socket: &Path, name: &str) -> RawSender {
+        let stream = UnixStream::connect(socket).expect("connect to the bridge");
+        let mut sender = RawSender {
+            stream,
+            pending: Vec::new(),
+            serial: 0,
+        };
+        sender.send(&json!({"protocol": 1, "encoding": "json", "app": {
+            "appId": "org.newton.idle.chatty", "name": name, "pid": null,
+            "toolkitName": "idle-test", "toolkitVersion": "1"}}));
+        let welcome = sender.recv().expect("a welcome");
+        assert!(
+            welcome.get("welcome").is_some(),
+            "expected the welcome: {welcome}"
+        );
+        sender
+    }
+
+    fn send(&mut self, message: &Value) {
+        let payload = serde_json::to_vec(message).expect("JSON encodes");
+        let length = u32::try_from(payload.len()).expect("small frame");
+        let mut bytes = length.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&payload);
+        self.stream.write_all(&bytes).expect("write to the bridge");
+    }
+
+    fn next_serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// The next bridge message (bounded by WAIT); None when the bridge closed.
+    fn recv(&mut self) -> Option<Value> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(prefix) = self.pending.get(..4) {
+                let end = 4 + u32::from_le_bytes(prefix.try_into().ok()?) as usize;
+                if let Some(payload) = self.pending.get(4..end) {
+                    let message = serde_json::from_slice(payload).expect("bridge frame is JSON");
+                    self.pending.drain(..end);
+                    return Some(message);
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no bridge message within {WAIT:?}");
+            let _ = self.stream.set_read_timeout(Some(left));
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self
+                    .pending
+                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits until everything sent was processed; the messages that came before.
+    fn sync(&mut self) -> Vec<Value> {
+        let serial = self.next_serial();
+        self.send(&json!({"sync": {"serial": serial}}));
+        let mut before = Vec::new();
+        loop {
+            let message = self.recv().expect("the bridge answers the sync");
+            if message["syncDone"]["serial"] == serial {
+                return before;
+            }
+            assert!(message.get("rejected").is_none(), "rejected: {message}");
+            before.push(message);
+        }
+    }
+
+    /// Surface 1: a window with a button and a label, committed.
+    fn show_window(&mut self) -> Vec<Value> {
+        self.send(&json!({"createSurface": {"surface": 1, "title": "Chatty"}}));
+        let tree = json!({
+            "nodes": [
+                [1, {"role": "window", "actions": 0, "childActions": 0, "flags": 0,
+                     "properties": {"children": [2, 3], "label": "Chatty"}}],
+                [2, button("Count")],
+                [3, {"role": "label", "actions": 0, "childActions": 0, "flags": 0,
+                     "properties": {"value": "Ready"}}]
+            ],
+            "tree": {"root": 1, "toolkitName": null, "toolkitVersion": null},
+            "treeId": "00000000-0000-0000-0000-000000000000",
+            "focus": 2
+        });
+        self.send(&json!({"update": {"surface": 1, "update": tree}}));
+        let serial = self.next_serial();
+        self.send(&json!({"commit": {"surface": 1, "serial": serial}}));
+        self.send(&json!({"focus": {"surface": 1}}));
+        self.sync()
+    }
+
+    /// One relabel of the button, committed, without waiting (as a toolkit pushes).
+    fn relabel(&mut self, label: &str) {
+        let update = json!({"nodes": [[2, button(label)]], "tree": null,
+                            "treeId": "00000000-0000-0000-0000-000000000000", "focus": 2});
+        self.send(&json!({"update": {"surface": 1, "update": update}}));
+        let serial = self.next_serial();
+        self.send(&json!({"commit": {"surface": 1, "serial": serial}}));
+    }
+}
+
+fn button(label: &str) -> Value {
+    json!({"role": "button", "actions": 1, "childActions": 0, "flags": 0,
+           "properties": {"label": label}})
+}
