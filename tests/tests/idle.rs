@@ -8,7 +8,7 @@
 //! up (≤ 2 wakeups per second averaged over the window, i.e. no periodic work). CPU time is
 //! printed, never asserted (speed belongs in docs/benchmarks.md).
 //!
-//! Run with `cargo test -p newton-e2e --test idle -- --nocapture` after
+//! Run with `cargo test -p newton-e2e --test idle -- --include-ignored --nocapture` after
 //! `cargo build -p newton-atspi-bridge`.
 
 use std::collections::BTreeMap;
