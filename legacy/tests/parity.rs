@@ -108,12 +108,18 @@ fn the_last_frame_of_every_fixture_differs_only_as_documented() {
 }
 
 #[test]
-fn every_commit_of_basic_and_egui_form_differs_only_as_documented() {
+fn every_commit_differs_only_as_documented() {
     let mut session = session();
     let bridge = Bridge::start(&mut session).expect("bridge");
     let client = session.a11y_client().expect("a11y client");
     let mut failures = Vec::new();
-    for relative in ["generated-small/basic.jsonl", "egui/egui-form-focus.jsonl"] {
+    for relative in [
+        "generated-small/basic.jsonl",
+        "generated-small/doc-small.jsonl",
+        "generated-small/grid-small.jsonl",
+        "egui/egui-form-focus.jsonl",
+        "egui/egui-widgets.jsonl",
+    ] {
         let path = fixture(relative);
         failures.extend(compare_every_commit(
             &session,
