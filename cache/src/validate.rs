@@ -539,7 +539,25 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
     /// Every node of the update and every child it lists must end attached
     /// to the root, without cycles, within the depth limit.
     fn resolve_places(&mut self, update: &TreeUpdate) -> Result<(), RejectError> {
+        // Fast path: when the update drops no child, an existing node that
+        // keeps its parent stays where it was (attached, same depth): only
+        // new and re-parented nodes need the walk up.
+        let drops_any = self.drops_any(update);
+        let unchanged = |this: &Self, id: NodeId, parent: Option<NodeId>| {
+            !drops_any
+                && this.view.node(id).is_some()
+                && parent.is_some()
+                && this.view.parent(id) == parent
+        };
         for (id, _) in &update.nodes {
+            let listed_by = self.new_parent.get(id).copied();
+            let keeps_parent = match listed_by {
+                Some(_) => unchanged(self, *id, listed_by),
+                None => !drops_any && self.view.node(*id).is_some(),
+            };
+            if keeps_parent {
+                continue;
+            }
             if self.place_of(*id)? == Place::Detached {
                 let detail = if self.view.node(*id).is_some() {
                     "re-sent although no node lists it after the update (its parent dropped it, or it sits under a dropped node); send it only while it is in the tree"
@@ -549,12 +567,26 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
                 return Err(self.reject(*id, Rule::OrphanNode, detail));
             }
         }
-        for (_, node) in &update.nodes {
+        for (id, node) in &update.nodes {
             for child in node.children() {
-                self.place_of(*child)?;
+                if !unchanged(self, *child, Some(*id)) {
+                    self.place_of(*child)?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// Whether some node of the update no longer lists one of its old
+    /// children (which then leaves the tree or moves).
+    fn drops_any(&self, update: &TreeUpdate) -> bool {
+        update.nodes.iter().any(|(id, _)| {
+            self.view.node(*id).is_some_and(|old| {
+                old.children()
+                    .iter()
+                    .any(|c| self.new_parent.get(c) != Some(id))
+            })
+        })
     }
 
     /// Existing nodes that the update moves to a new parent.
@@ -586,7 +618,8 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
         let mut runs = Vec::new();
         let mut steps = 0usize;
         for top in tops {
-            let Some(Place::Attached { depth }) = self.places.get(&top).copied() else {
+            // Nodes skipped by the fast path in `resolve_places` are placed here.
+            let Place::Attached { depth } = self.place_of(top)? else {
                 continue;
             };
             let mut stack = vec![(top, depth)];

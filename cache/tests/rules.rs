@@ -376,6 +376,31 @@ fn bad_text_selections() {
 }
 
 #[test]
+fn run_selected_from_above_cannot_be_nested_in_a_new_run() {
+    // Group 3 becomes a text run holding a run; give the text input a
+    // selection first so that the nesting matters: wrap run 10 in group 12.
+    let mut app = base_app();
+    let update = inc(
+        vec![
+            with(2, |n| n.set_children(vec![NodeId(12), NodeId(11)])),
+            (12, kids(Role::Group, &[10])),
+        ],
+        1,
+    );
+    app.commit(S, vec![update], 0)
+        .expect("a group between input and run is fine");
+    // Turning group 12 into a text run hides run 10 from the input's runs.
+    let mut as_run = run("x");
+    as_run.set_children(vec![NodeId(10)]);
+    rejects_on(
+        &mut app,
+        S,
+        vec![inc(vec![(12, as_run)], 1)],
+        Rule::BadTextSelection,
+    );
+}
+
+#[test]
 fn size_limits() {
     // 11 children > 10.
     let many: Vec<u64> = (100..111).collect();
