@@ -277,6 +277,46 @@ fn assert_unknown_object(what: &str, path: &str, result: zbus::Result<impl std::
     );
 }
 
+/// `GetApplicationBusAddress` is "" (no peer-to-peer connection; every call goes through the
+/// bus) or a `unix:path=` address.
+fn check_bus_address(address: &str) {
+    assert!(
+        address.is_empty() || address.starts_with("unix:path="),
+        "GetApplicationBusAddress must be \"\" or a unix socket address: {address:?}"
+    );
+}
+
+/// Opens a fresh peer-to-peer connection to `address` and, at once (as libatspi does), asks
+/// for the root's Name. `None` if no answer came within [`P2P_BOUND`] (the call was lost).
+fn name_over_fresh_p2p(address: &str) -> Option<zbus::Result<String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let address = address.to_string();
+    std::thread::spawn(move || {
+        let answer = async_io::block_on(async {
+            let conn = zbus::connection::Builder::address(address.as_str())?
+                .p2p()
+                .build()
+                .await?;
+            let reply = conn
+                .call_method(
+                    None::<&str>,
+                    ROOT,
+                    Some("org.freedesktop.DBus.Properties"),
+                    "Get",
+                    &(ACCESSIBLE, "Name"),
+                )
+                .await?;
+            let value = reply.body().deserialize::<OwnedValue>()?;
+            String::try_from(value).map_err(zbus::Error::from)
+        });
+        let _ = tx.send(answer);
+    });
+    rx.recv_timeout(P2P_BOUND).ok()
+}
+
+/// Far beyond libatspi's 800 ms call timeout: only a lost call trips it.
+const P2P_BOUND: Duration = Duration::from_secs(10);
+
 /// `Ok(true)` (an empty answer) or a D-Bus error reply; anything else fails.
 fn assert_empty_or_error(what: &str, result: zbus::Result<bool>) {
     match result {
@@ -299,7 +339,7 @@ fn accessible_and_application_answer_from_the_replica() {
     let bus_address: String = bridged
         .call(ROOT, APPLICATION, "GetApplicationBusAddress", &())
         .expect("GetApplicationBusAddress");
-    assert_eq!(bus_address, "", "no peer-to-peer connection is offered");
+    check_bus_address(&bus_address);
 
     let window = bridged.path_named("Demo");
     assert_eq!(bridged.role_name(&window), "frame");
@@ -357,6 +397,10 @@ fn accessible_and_application_answer_from_the_replica() {
         .call(&check_box, ACCESSIBLE, "GetInterfaces", &())
         .expect("GetInterfaces");
     assert!(interfaces.iter().any(|i| i == ACTION), "{interfaces:?}");
+    let window_states: Vec<u32> = bridged
+        .call(&window, ACCESSIBLE, "GetState", &())
+        .expect("GetState of the window");
+    eprintln!("window states {window_states:?}");
     eprintln!(
         "check box: attributes {attributes:?}, relations {relations:?}, interfaces {interfaces:?}"
     );
@@ -651,4 +695,356 @@ fn last_commit_serial(lines: &[RecordedLine]) -> u64 {
         })
         .max()
         .unwrap_or(0)
+}
+
+/// libatspi connects to the address from `GetApplicationBusAddress` and sends its first call
+/// right after the handshake. Every such first call must be answered: 40 fresh connections,
+/// each asking once.
+#[test]
+#[ignore = "bridge bug: a call sent right after the peer-to-peer handshake can be lost (the \
+            bridge subscribes its MessageStream after zbus started reading; zbus drops messages \
+            nobody is subscribed to) — fix in bridge/src/p2p.rs with Builder::build_message_stream"]
+fn every_first_call_on_a_fresh_peer_to_peer_connection_is_answered() {
+    const CONNECTIONS: usize = 40;
+    let bridged = Bridged::start(BASIC, BASIC_APP);
+    let address: String = bridged
+        .call(ROOT, APPLICATION, "GetApplicationBusAddress", &())
+        .expect("GetApplicationBusAddress");
+    if address.is_empty() {
+        eprintln!("the bridge offers no peer-to-peer connection; nothing to check");
+        return bridged.finish();
+    }
+    let mut lost = 0;
+    for _ in 0..CONNECTIONS {
+        match name_over_fresh_p2p(&address) {
+            Some(Ok(name)) => assert_eq!(name, BASIC_APP),
+            Some(Err(e)) => panic!("peer-to-peer call to {address} failed: {e}"),
+            None => lost += 1,
+        }
+    }
+    assert_eq!(
+        lost, 0,
+        "{lost} of {CONNECTIONS} first calls on fresh peer-to-peer connections were never answered"
+    );
+    bridged.finish();
+}
+
+/// The recorded order of a real compositor: `Focus{surface}` arrives before the surface's first
+/// commit. Once the tree arrives, the bridge must still present the window as activated
+/// (Window:Activate + state-changed:active=1 on the frame), as shared notes atspi-surface §6.5
+/// require before Orca accepts focus events from an application.
+#[test]
+#[ignore = "bridge bug: Focus{surface} before the surface's first commit never yields \
+            Window:Activate/state-changed:active (bridge/src/app.rs set_focus; \
+            atspi-shim events::focus_events returns nothing for a tree-less surface)"]
+fn focus_before_the_first_commit_still_activates_the_window() {
+    let trace = activation_trace(FocusOrder::BeforeFirstCommit);
+    assert_activated(&trace);
+}
+
+/// Control for the test above: `Focus{surface}` after the first commit.
+#[test]
+fn focus_after_the_first_commit_activates_the_window() {
+    let trace = activation_trace(FocusOrder::AfterFirstCommit);
+    assert_activated(&trace);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FocusOrder {
+    BeforeFirstCommit,
+    AfterFirstCommit,
+}
+
+/// What a bus monitor saw from the bridged application, as dbus-monitor text.
+struct ActivationTrace {
+    text: String,
+    app_bus: String,
+    window: String,
+}
+
+fn assert_activated(trace: &ActivationTrace) {
+    let signals = app_signals(trace);
+    let activate = signals
+        .iter()
+        .any(|s| s.contains("interface=org.a11y.atspi.Event.Window; member=Activate"));
+    let active = signals.iter().any(|s| {
+        s.contains(&format!("path={};", trace.window))
+            && s.contains("member=StateChanged")
+            && s.contains("string \"active\"\n   int32 1")
+    });
+    assert!(
+        activate && active,
+        "Window:Activate emitted: {activate}, state-changed:active=1 on {} emitted: {active}; \
+         signals from {}:\n{}",
+        trace.window,
+        trace.app_bus,
+        signals.join("\n")
+    );
+}
+
+/// Every signal the application's connection sent, one dbus-monitor entry each.
+fn app_signals(trace: &ActivationTrace) -> Vec<String> {
+    let from = format!("sender={} ", trace.app_bus);
+    let mut entries: Vec<String> = Vec::new();
+    for line in trace.text.lines() {
+        if line.starts_with(|c: char| !c.is_whitespace()) {
+            entries.push(String::new());
+        }
+        if let Some(entry) = entries.last_mut() {
+            entry.push_str(line);
+            entry.push('\n');
+        }
+    }
+    entries
+        .into_iter()
+        .filter(|e| e.starts_with("signal ") && e.contains(&from))
+        .filter(|e| !e.contains("interface=org.a11y.atspi.Cache"))
+        .collect()
+}
+
+/// Starts a session and the bridge, registers window and state-changed listeners (the bridge
+/// only emits what someone listens to), monitors the a11y bus, pushes basic.jsonl with the
+/// compositor focus before or after the first commit, then moves the tree focus once more as a
+/// marker: when the marker's signal is in the trace, everything before it is too.
+fn activation_trace(order: FocusOrder) -> ActivationTrace {
+    let options = SessionOptions {
+        xvfb: false,
+        ..SessionOptions::default()
+    };
+    let mut session = TestSession::start(options).expect("start the test session");
+    let address = session.a11y_bus_address().expect("a11y bus").to_string();
+    let mut monitor = session.command("dbus-monitor");
+    monitor.arg("--address").arg(&address);
+    session
+        .spawn("a11y-monitor", monitor)
+        .expect("start dbus-monitor");
+    let trace_path = session.dir().join("logs").join("a11y-monitor.out");
+    let read_trace = || std::fs::read_to_string(&trace_path).unwrap_or_default();
+    newton_e2e::wait_until("dbus-monitor to attach", session.ready_timeout(), || {
+        Ok(read_trace().contains("member=NameLost"))
+    })
+    .expect("dbus-monitor attached to the a11y bus");
+    let listener = newton_e2e::BusClient::connect(&address).expect("listener connection");
+    for event in ["window:", "object:state-changed:"] {
+        let _: () = listener
+            .call(
+                "org.a11y.atspi.Registry",
+                "/org/a11y/atspi/registry",
+                "org.a11y.atspi.Registry",
+                "RegisterEvent",
+                &(event,),
+            )
+            .expect("register an event listener");
+    }
+    let bridge = Bridge::start(&mut session).expect("start the bridge");
+
+    let lines = newton_producer::load_recording(fixture(BASIC)).expect("load recording");
+    let hello = lines.first().and_then(|l| l.hello.clone()).expect("hello");
+    let sender = Sender::connect(&bridge.socket, hello).expect("connect a sender");
+    let mut held_focus = None;
+    let mut first_commit_sent = false;
+    for message in lines.iter().filter_map(|l| l.message.as_ref()) {
+        match message {
+            SenderMessage::Goodbye | SenderMessage::Sync { .. } => continue,
+            SenderMessage::Focus { .. }
+                if order == FocusOrder::AfterFirstCommit && !first_commit_sent =>
+            {
+                held_focus = Some(message.clone());
+                continue;
+            }
+            _ => {}
+        }
+        sender.send(message).expect("send");
+        if matches!(message, SenderMessage::Commit { .. }) && !first_commit_sent {
+            first_commit_sent = true;
+            if let Some(focus) = held_focus.take() {
+                sender.sync(SYNC_TIMEOUT).expect("sync");
+                sender.send(&focus).expect("send the held focus");
+            }
+        }
+    }
+    sender
+        .sync(SYNC_TIMEOUT)
+        .expect("bridge processed the recording");
+    session
+        .wait_for_app(BASIC_APP, bridge.pid())
+        .expect("application on the desktop");
+
+    // Marker: focus the check box (node 3).
+    let marker: SenderMessage = serde_json::from_value(serde_json::json!({"update": {
+        "surface": 1,
+        "update": {"nodes": [], "tree": null,
+                   "treeId": "00000000-0000-0000-0000-000000000000", "focus": 3}}}))
+    .expect("marker update");
+    let serial = last_commit_serial(&lines) + 1;
+    let commit: SenderMessage =
+        serde_json::from_value(serde_json::json!({"commit": {"surface": 1, "serial": serial}}))
+            .expect("commit");
+    sender.send(&marker).expect("send marker");
+    sender.send(&commit).expect("send marker commit");
+    sender
+        .sync(SYNC_TIMEOUT)
+        .expect("bridge processed the marker");
+    let marker_path = "/org/a11y/atspi/accessible/1_3;";
+    newton_e2e::wait_until(
+        "the marker's focus event in the trace",
+        session.ready_timeout(),
+        || {
+            Ok(read_trace()
+                .split("\nsignal ")
+                .any(|s| s.contains(marker_path) && s.contains("string \"focused\"\n   int32 1")))
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}\n--- trace ---\n{}", read_trace()));
+
+    let app_bus = newton_e2e::BusClient::connect(&address)
+        .and_then(|c| {
+            c.desktop_children().map(|children| {
+                children
+                    .into_iter()
+                    .map(|(bus, _)| bus)
+                    .find(|bus| {
+                        c.call::<_, OwnedValue>(
+                            bus,
+                            ROOT,
+                            "org.freedesktop.DBus.Properties",
+                            "Get",
+                            &(ACCESSIBLE, "Name"),
+                        )
+                        .ok()
+                        .and_then(|v| String::try_from(v).ok())
+                        .is_some_and(|n| n == BASIC_APP)
+                    })
+                    .unwrap_or_default()
+            })
+        })
+        .expect("find the application's bus name");
+    let trace = ActivationTrace {
+        text: read_trace(),
+        app_bus,
+        window: "/org/a11y/atspi/accessible/1_1".into(),
+    };
+    drop(sender);
+    let report = session.shutdown();
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+    trace
+}
+
+/// After every step of egui-form-focus, exactly one object reports FOCUSED in its state set —
+/// the step's target — both through `GetState` and the Cache (Orca re-reads the state of the
+/// object a focus event comes from, shared notes atspi-surface §6.5).
+#[test]
+fn the_focused_object_reports_focused_after_every_egui_step() {
+    const FOCUSED: u32 = 12;
+    let options = SessionOptions {
+        xvfb: false,
+        ..SessionOptions::default()
+    };
+    let mut session = TestSession::start(options).expect("start the test session");
+    let bridge = Bridge::start(&mut session).expect("start the bridge");
+    let steps: Vec<serde_json::Value> = serde_json::from_str(
+        &std::fs::read_to_string(fixture("egui/egui-form-focus.steps.json")).expect("steps"),
+    )
+    .expect("steps JSON");
+    let mut replay =
+        newton_e2e::SteppedReplay::connect(&bridge.socket, &fixture("egui/egui-form-focus.jsonl"))
+            .expect("connect a sender");
+    let address = session.a11y_bus_address().expect("a11y bus").to_string();
+    let mut wrong = Vec::new();
+    for step in &steps {
+        let settled = step["settledSerial"].as_u64().expect("settledSerial");
+        let target = step["target"].as_str().expect("target");
+        replay.send_through_commit(settled).expect("push the step");
+        if settled == 1 {
+            session
+                .wait_for_app("egui form", bridge.pid())
+                .expect("application on the desktop");
+        }
+        let client = BusClientForApp::new(&address, "egui form");
+        let items: Vec<CacheItem> = client
+            .call(CACHE, "org.a11y.atspi.Cache", "GetItems", &())
+            .expect("GetItems");
+        let focused: Vec<String> = items
+            .iter()
+            .filter(|item| item.9.first().is_some_and(|w| w & (1 << FOCUSED) != 0))
+            .map(|item| item.6.clone())
+            .collect();
+        let by_get_state: Vec<String> = items
+            .iter()
+            .filter(|item| {
+                let states: Vec<u32> = client
+                    .call(item.0 .1.as_str(), ACCESSIBLE, "GetState", &())
+                    .unwrap_or_default();
+                states.first().is_some_and(|w| w & (1 << FOCUSED) != 0)
+            })
+            .map(|item| item.6.clone())
+            .collect();
+        if focused != [target] || by_get_state != [target] {
+            wrong.push(format!(
+                "step {settled} (target {target:?}): FOCUSED in Cache on {focused:?}, \
+                 in GetState on {by_get_state:?}"
+            ));
+        }
+    }
+    drop(replay);
+    let report = session.shutdown();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+}
+
+/// A minimal client for one application found by name (for tests that do not use [`Bridged`]).
+struct BusClientForApp {
+    conn: zbus::Connection,
+    app_bus: String,
+}
+
+impl BusClientForApp {
+    fn new(address: &str, app_name: &str) -> BusClientForApp {
+        let conn = async_io::block_on(async {
+            zbus::connection::Builder::address(address)?.build().await
+        })
+        .expect("connect to the a11y bus");
+        let mut client = BusClientForApp {
+            conn,
+            app_bus: "org.a11y.atspi.Registry".into(),
+        };
+        let apps: Vec<ObjRef> = client
+            .call(ROOT, ACCESSIBLE, "GetChildren", &())
+            .expect("desktop children");
+        client.app_bus = apps
+            .into_iter()
+            .map(|(bus, _)| bus)
+            .find(|bus| {
+                let probe = BusClientForApp {
+                    conn: client.conn.clone(),
+                    app_bus: bus.clone(),
+                };
+                probe
+                    .call::<_, OwnedValue>(
+                        ROOT,
+                        "org.freedesktop.DBus.Properties",
+                        "Get",
+                        &(ACCESSIBLE, "Name"),
+                    )
+                    .ok()
+                    .and_then(|v| String::try_from(v).ok())
+                    .is_some_and(|n| n == app_name)
+            })
+            .unwrap_or_else(|| panic!("no desktop child named {app_name}"));
+        client
+    }
+
+    fn call<B, R>(&self, path: &str, iface: &str, method: &str, body: &B) -> zbus::Result<R>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        async_io::block_on(async {
+            let reply = self
+                .conn
+                .call_method(Some(self.app_bus.as_str()), path, Some(iface), method, body)
+                .await?;
+            reply.body().deserialize::<R>()
+        })
+    }
 }
