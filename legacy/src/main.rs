@@ -74,6 +74,12 @@ fn exit_on_any_panic() {
 }
 
 fn run(args: Args) -> Result<(), String> {
+    if args.frames == Some(0) {
+        return Err(
+            "--frames must be at least 1: the first commit is the tree accesskit_unix starts from"
+                .into(),
+        );
+    }
     let book = recording::load(&args.recording)?;
     check_session_bus()?;
     if !args.keep_exe_name {
