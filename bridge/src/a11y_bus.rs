@@ -89,3 +89,39 @@ pub async fn wait_for_address(give_up_after: Option<Duration>) -> Result<String,
         }
     }
 }
+
+/// `address` without its `guid=` key, so a bus restarted at the same path
+/// (with a new GUID) is accepted.
+pub fn without_guid(address: &str) -> String {
+    address
+        .split(';')
+        .map(|one| {
+            let (transport, keys) = one.split_once(':').unwrap_or((one, ""));
+            let kept: Vec<&str> = keys
+                .split(',')
+                .filter(|kv| !kv.starts_with("guid=") && !kv.is_empty())
+                .collect();
+            format!("{transport}:{}", kept.join(","))
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_guid;
+
+    #[test]
+    fn strips_only_the_guid() {
+        assert_eq!(
+            without_guid("unix:path=/run/a/bus,guid=0123abcd"),
+            "unix:path=/run/a/bus"
+        );
+        assert_eq!(without_guid("unix:guid=ff,path=/x"), "unix:path=/x");
+        assert_eq!(without_guid("unix:path=/x"), "unix:path=/x");
+        assert_eq!(
+            without_guid("unix:path=/x,guid=1;tcp:host=h,port=1"),
+            "unix:path=/x;tcp:host=h,port=1"
+        );
+    }
+}

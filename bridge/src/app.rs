@@ -39,6 +39,10 @@ pub struct BridgedApp {
     to_sender: async_channel::Sender<BridgeMessage>,
     listeners: SharedListeners,
     p2p: Mutex<Option<crate::p2p::P2pEndpoint>>,
+    /// The tasks answering calls (bus and peer-to-peer connections). They
+    /// hold the application; shutting down drops them, which ends those
+    /// connections and frees the application.
+    serving: Mutex<Vec<async_executor::Task<()>>>,
 }
 
 impl BridgedApp {
@@ -63,6 +67,7 @@ impl BridgedApp {
             to_sender,
             listeners,
             p2p: Mutex::new(None),
+            serving: Mutex::new(Vec::new()),
         }))
     }
 
@@ -117,7 +122,7 @@ impl BridgedApp {
         let conn = bus.conn.clone();
         *self.lock_bus() = bus;
         self.lock().desktop = None;
-        executor.spawn(self.clone().serve_calls(conn)).detach();
+        self.serve_on(conn, executor);
         if let Err(e) = self.embed().await {
             warn!(app = %self.info.name, "could not embed after reconnecting: {e}");
         }
@@ -159,8 +164,21 @@ impl BridgedApp {
         Ok(())
     }
 
+    /// Answers calls on `conn` (the bus or a peer-to-peer client) until it
+    /// closes or the application shuts down.
+    pub fn serve_on(
+        self: &Arc<Self>,
+        conn: zbus::Connection,
+        executor: &async_executor::Executor<'static>,
+    ) {
+        let task = executor.spawn(self.clone().serve_calls(conn));
+        let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
+        serving.retain(|task| !task.is_finished());
+        serving.push(task);
+    }
+
     /// Answers method calls on `conn` until it closes.
-    pub async fn serve_calls(self: Arc<Self>, conn: zbus::Connection) {
+    async fn serve_calls(self: Arc<Self>, conn: zbus::Connection) {
         let mut stream = zbus::MessageStream::from(&conn);
         while let Some(message) = stream.next().await {
             let Ok(message) = message else { continue };
@@ -335,6 +353,11 @@ impl BridgedApp {
         self.emit(signals).await;
         if let Err(e) = registry::unembed(&self.conn()).await {
             debug!("unembed failed (the registry drops us on disconnect anyway): {e}");
+        }
+        let serving = std::mem::take(&mut *self.serving.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(serving);
+        if let Err(e) = self.conn().close().await {
+            debug!("closing the bus connection: {e}");
         }
         info!(app = %self.info.name, "application removed");
     }

@@ -76,8 +76,6 @@ impl Stats {
     }
 
     /// A commit or message was rejected: remember the rule it broke.
-    // Called from the sender connection's rejection path (sender.rs).
-    #[allow(dead_code)]
     pub fn note_rejection(&self, app: &str, rule: &str, reason: &str) {
         *self
             .last_rejection

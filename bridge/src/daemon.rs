@@ -79,8 +79,10 @@ impl Daemon {
     pub async fn reconnect_bus(&self) -> zbus::Connection {
         let mut delay = std::time::Duration::from_millis(100);
         loop {
+            // A restarted bus keeps its path but gets a new GUID: an explicit
+            // address is retried without its guid= part.
             let address = match &self.explicit_address {
-                Some(address) => Ok(address.clone()),
+                Some(address) => Ok(a11y_bus::without_guid(address)),
                 None => a11y_bus::find_address().await,
             };
             let connected = match address {

@@ -51,10 +51,14 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
     let result = replay_and_dump(&args, &socket, &a11y_address, orca.is_some());
     if let Some(orca) = orca {
         let said = orca.stop(&a11y_address);
-        println!("\nWhat Orca said ({} utterances):", said.len());
+        let mut text = format!("\nWhat Orca said ({} utterances):\n", said.len());
         for utterance in said {
-            println!("  \u{201c}{}\u{201d}", utterance.replace('\n', " "));
+            text.push_str(&format!(
+                "  \u{201c}{}\u{201d}\n",
+                utterance.replace('\n', " ")
+            ));
         }
+        crate::print_out(&text)?;
     }
     stop.close();
     let daemon_result = daemon.join().map_err(|_| "the bridge thread panicked")?;
@@ -116,10 +120,10 @@ fn replay_and_dump(
         Ok::<_, Box<dyn Error>>(trees)
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&tree)?);
+        crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&tree)?))?;
     } else {
         for app in &tree {
-            print!("{}", dump::to_text(app));
+            crate::print_out(&dump::to_text(app))?;
         }
     }
     Ok(())

@@ -70,11 +70,14 @@ async fn accept_loop(
             warn!(app = %app.info.name, "refused a peer-to-peer client: {why}");
             continue;
         }
-        executor.spawn(serve_peer(stream, app.clone())).detach();
+        serve_peer(stream, &app, &executor).await;
     }
 }
 
-async fn serve_peer(stream: UnixStream, app: Arc<BridgedApp>) {
+/// Authenticates one client and has the application answer it. The
+/// handshake is awaited here (it is short and local); the answering runs as
+/// one of the application's serving tasks.
+async fn serve_peer(stream: UnixStream, app: &Arc<BridgedApp>, executor: &Executor<'static>) {
     let guid = zbus::Guid::generate();
     let built = match zbus::connection::Builder::async_io_unix_stream(stream).server(guid) {
         Ok(builder) => builder.p2p().build().await,
@@ -83,7 +86,7 @@ async fn serve_peer(stream: UnixStream, app: Arc<BridgedApp>) {
     match built {
         Ok(conn) => {
             debug!(app = %app.info.name, "peer-to-peer client connected");
-            app.serve_calls(conn).await;
+            app.serve_on(conn, executor);
         }
         Err(e) => debug!(app = %app.info.name, "peer-to-peer handshake failed: {e}"),
     }

@@ -154,7 +154,14 @@ impl Connection {
             }
             ReceiverEvent::Goodbye => return false,
             ReceiverEvent::SurfaceError(error) => {
-                warn!("{error:?}");
+                let app_name = self
+                    .app
+                    .as_ref()
+                    .map_or("", |(_, app)| app.info.name.as_str());
+                warn!(app = %app_name, "surface {}: {} ({})", error.surface.0, error.reason, error.rule.as_str());
+                self.daemon
+                    .stats
+                    .note_rejection(app_name, error.rule.as_str(), &error.reason);
                 self.send(&error.to_rejected());
             }
             ReceiverEvent::Sync { serial } => self.send(&BridgeMessage::SyncDone { serial }),
@@ -210,6 +217,9 @@ impl Connection {
 
     fn reject(&self, app: &BridgedApp, surface: SurfaceId, serial: u64, error: RejectError) {
         warn!(app = %app.info.name, "{error}");
+        self.daemon
+            .stats
+            .note_rejection(&app.info.name, error.rule.as_str(), &error.to_string());
         self.send(&BridgeMessage::Rejected {
             surface,
             serial,
@@ -243,10 +253,7 @@ impl Connection {
                 return false;
             }
         };
-        self.daemon
-            .executor
-            .spawn(app.clone().serve_calls(app.conn()))
-            .detach();
+        app.serve_on(app.conn(), &self.daemon.executor);
         self.daemon
             .executor
             .spawn(forward_to_sender(from_app, self.outbox.clone(), encoding))

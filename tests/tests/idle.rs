@@ -146,9 +146,6 @@ impl Window {
 }
 
 #[test]
-#[ignore = "bridge bug: blocking 1.7.0 (the pool behind zbus's socket set-up and the bridge's \
-            unblock) keeps every idle pool thread and wakes it every 500 ms, about 2 wakeups/s \
-            per thread; un-ignore once the pool sleeps (e.g. blocking pinned to 1.6.x)"]
 fn no_at_no_cost_bridge_sleeps_while_senders_are_silent() {
     let options = SessionOptions {
         xvfb: false,

@@ -586,8 +586,6 @@ fn a11y_bus_restart_reconnects_every_application_with_its_tree() {
 /// The same with the address in AT_SPI_BUS_ADDRESS (as in sandboxes and some sessions): the
 /// new bus listens on the same path with a new GUID, and the bridge must still find it.
 #[test]
-#[ignore = "bridge bug: with AT_SPI_BUS_ADDRESS set (read as --a11y-bus) the bridge retries the \
-            old address forever: `D-Bus handshake failed: Server GUID mismatch`"]
 fn a11y_bus_restart_with_the_address_in_the_environment() {
     a11y_bus_restart(true);
 }
@@ -844,8 +842,6 @@ fn reconnecting_sender_gets_a_fresh_application() {
 /// this, every sender that ever connected keeps a bus connection, a task and an empty replica
 /// in the bridge.)
 #[test]
-#[ignore = "bridge bug: the bus connection of a departed sender is never closed \
-            (BridgedApp::serve_calls holds it until it closes); un-ignore once fixed"]
 fn departed_sender_leaves_no_bus_connection_behind() {
     const ROUNDS: usize = 3;
     let mut desk = Desk::start(AtSpi::Enabled);
