@@ -56,16 +56,27 @@ pub enum FrameKind {
 /// A flag whose value changed on a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FlagName {
+    /// `hidden` flag.
     Hidden,
+    /// Disabled (`NodeRef::is_disabled`).
     Disabled,
+    /// Read-only (`NodeRef::is_read_only`).
     ReadOnly,
+    /// `required` flag.
     Required,
+    /// `busy` flag.
     Busy,
+    /// `modal` flag.
     Modal,
+    /// `visited` flag.
     Visited,
+    /// Multiselectable (`NodeRef::is_multiselectable`).
     Multiselectable,
+    /// Supports the Focus action.
     Focusable,
+    /// Is the effective focus (`NodeRef::is_focused`; only in a host-focused surface).
     Focused,
+    /// A text input that is not read-only.
     Editable,
 }
 
@@ -73,85 +84,128 @@ pub enum FlagName {
 /// values) from the start of the text-bearing node's text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TextSelectionOffsets {
+    /// Anchor offset.
     pub anchor: usize,
+    /// Focus offset.
     pub focus: usize,
 }
 
 /// One property change on one node: old and new value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
+    /// The role.
     Role {
+        /// Before the frame.
         old: Role,
+        /// After the frame.
         new: Role,
     },
     /// The computed name (label, labelled_by, or value-derived).
     Name {
+        /// Before the frame.
         old: Option<String>,
+        /// After the frame.
         new: Option<String>,
     },
+    /// The description.
     Description {
+        /// Before the frame.
         old: Option<String>,
+        /// After the frame.
         new: Option<String>,
     },
     /// The string value (`NodeRef::value`).
     Value {
+        /// Before the frame.
         old: Option<String>,
+        /// After the frame.
         new: Option<String>,
     },
+    /// The numeric value.
     NumericValue {
+        /// Before the frame.
         old: Option<f64>,
+        /// After the frame.
         new: Option<f64>,
     },
+    /// Toggle state (check boxes, switches).
     Toggled {
+        /// Before the frame.
         old: Option<Toggled>,
+        /// After the frame.
         new: Option<Toggled>,
     },
+    /// Selection state of an item.
     Selected {
+        /// Before the frame.
         old: Option<bool>,
+        /// After the frame.
         new: Option<bool>,
     },
+    /// Expanded/collapsed state.
     Expanded {
+        /// Before the frame.
         old: Option<bool>,
+        /// After the frame.
         new: Option<bool>,
     },
+    /// A boolean state.
     Flag {
+        /// Which flag.
         flag: FlagName,
+        /// Before the frame.
         old: bool,
+        /// After the frame.
         new: bool,
     },
     /// Surface-relative bounding box.
     Bounds {
+        /// Before the frame.
         old: Option<Rect>,
+        /// After the frame.
         new: Option<Rect>,
     },
     /// Direct children (unfiltered), in order.
     Children {
+        /// Before the frame.
         old: Vec<NodeId>,
+        /// After the frame.
         new: Vec<NodeId>,
     },
     /// The whole text of a text-bearing node (one that supports text ranges),
     /// reported on that node even when only its text runs changed.
     Text {
+        /// Before the frame.
         old: String,
+        /// After the frame.
         new: String,
     },
     /// Selection / caret of a text-bearing node; `None` = no selection.
     TextSelection {
+        /// Before the frame.
         old: Option<TextSelectionOffsets>,
+        /// After the frame.
         new: Option<TextSelectionOffsets>,
     },
+    /// The `activeDescendant` relation.
     ActiveDescendant {
+        /// Before the frame.
         old: Option<NodeId>,
+        /// After the frame.
         new: Option<NodeId>,
     },
     /// A live region's text changed; carries what to announce.
     LiveRegion {
+        /// The region's politeness (`NodeRef::live`).
         politeness: Live,
+        /// The new name or text to announce.
         text: String,
     },
     /// Supported actions bitmask changed.
     Actions {
+        /// Before the frame.
         old: u32,
+        /// After the frame.
         new: u32,
     },
 }
@@ -159,14 +213,18 @@ pub enum Change {
 /// Every change of one node in one frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeUpdate {
+    /// The node.
     pub id: NodeId,
+    /// Its changes, one per property.
     pub changes: Vec<Change>,
 }
 
 /// A node that left the tree, with where it was.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RemovedNode {
+    /// The node.
     pub id: NodeId,
+    /// Its role before removal.
     pub role: Role,
     /// Parent and index before removal; `None` for the old root.
     pub parent: Option<(NodeId, usize)>,
@@ -176,23 +234,31 @@ pub struct RemovedNode {
 /// surface holds compositor focus, as `accesskit_consumer` does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FocusChange {
+    /// Before the frame.
     pub old: Option<NodeId>,
+    /// After the frame.
     pub new: Option<NodeId>,
 }
 
 /// Everything one applied frame (commit) changed on one surface.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChangeSet {
+    /// The surface the frame belongs to.
     pub surface: SurfaceId,
+    /// Why the change set exists.
     pub kind: FrameKind,
     /// New nodes, parents before children.
     pub added: Vec<NodeId>,
+    /// Nodes that left, parents before children.
     pub removed: Vec<RemovedNode>,
+    /// Property changes of surviving nodes.
     pub updated: Vec<NodeUpdate>,
+    /// The focus move, if the effective focus changed.
     pub focus: Option<FocusChange>,
 }
 
 impl ChangeSet {
+    /// An empty change set.
     pub fn new(surface: SurfaceId, kind: FrameKind) -> Self {
         Self {
             surface,

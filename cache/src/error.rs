@@ -123,9 +123,11 @@ impl std::fmt::Display for Rule {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("surface {}: update rejected ({rule}){}: {detail}", surface.0, node.map(|n| format!(" at node {}", n.0)).unwrap_or_default())]
 pub struct RejectError {
+    /// The surface whose commit (or fact) was rejected.
     pub surface: SurfaceId,
     /// The offending node, when one is to blame.
     pub node: Option<NodeId>,
+    /// The rule that was broken.
     pub rule: Rule,
     /// Human-readable explanation, including what to fix.
     pub detail: String,

@@ -10,6 +10,8 @@
 //! accepted commit returns a [`ChangeSet`] that the AT-SPI layer turns into
 //! events.
 
+#![warn(missing_docs)]
+
 pub mod app;
 pub mod changes;
 pub mod error;

@@ -17,6 +17,7 @@ pub struct ReplicaStore {
 }
 
 impl ReplicaStore {
+    /// No applications.
     pub fn new() -> Self {
         Self::default()
     }
@@ -29,15 +30,19 @@ impl ReplicaStore {
         key
     }
 
+    /// Removes an application (its replica is returned, e.g. for `clear`).
     pub fn remove_app(&mut self, key: AppKey) -> Option<AppReplica> {
         self.apps.remove(&key)
     }
+    /// One application's replica.
     pub fn app(&self, key: AppKey) -> Option<&AppReplica> {
         self.apps.get(&key)
     }
+    /// One application's replica, mutable.
     pub fn app_mut(&mut self, key: AppKey) -> Option<&mut AppReplica> {
         self.apps.get_mut(&key)
     }
+    /// Every application with its key, in key order.
     pub fn apps(&self) -> impl Iterator<Item = (AppKey, &AppReplica)> {
         self.apps.iter().map(|(k, v)| (*k, v))
     }
