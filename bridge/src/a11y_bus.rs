@@ -67,6 +67,21 @@ pub async fn connect(address: &str) -> Result<zbus::Connection, BusError> {
         .map_err(connect_error)
 }
 
+/// Opens a connection whose every incoming message lands in the returned
+/// stream, from the first byte on: nothing a client sends right after
+/// connecting can be lost before we subscribe.
+pub async fn connect_with_stream(address: &str) -> Result<zbus::MessageStream, BusError> {
+    let connect_error = |source| BusError::Connect {
+        address: address.to_owned(),
+        source,
+    };
+    zbus::connection::Builder::address(address)
+        .map_err(connect_error)?
+        .build_message_stream()
+        .await
+        .map_err(connect_error)
+}
+
 /// Finds the bus, retrying with backoff (capped at 5 s) while the session is
 /// still starting, so the bridge can start before at-spi2-core does.
 pub async fn wait_for_address(give_up_after: Option<Duration>) -> Result<String, BusError> {

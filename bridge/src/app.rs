@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::StreamExt;
 use newton_atspi_shim::AppContext;
-use newton_cache::{AppReplica, ChangeSet, Limits, RejectError};
+use newton_cache::{AppReplica, ChangeSet, FrameKind, Limits, RejectError};
 use newton_push_protocol::{AppInfo, BridgeMessage, SurfaceId};
 use tracing::{debug, error, info, warn};
 use zbus::message::{Message, Type as MessageType};
@@ -43,6 +43,8 @@ pub struct BridgedApp {
     /// hold the application; shutting down drops them, which ends those
     /// connections and frees the application.
     serving: Mutex<Vec<async_executor::Task<()>>>,
+    /// The first bus connection's messages until `start_serving`.
+    incoming: Mutex<Option<zbus::MessageStream>>,
 }
 
 impl BridgedApp {
@@ -54,7 +56,7 @@ impl BridgedApp {
         to_sender: async_channel::Sender<BridgeMessage>,
         listeners: SharedListeners,
     ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
-        let bus = open_bus(a11y_address).await?;
+        let (bus, incoming) = open_bus(a11y_address).await?;
         let state = AppState {
             replica: AppReplica::new(limits),
             app_id: 0,
@@ -68,7 +70,21 @@ impl BridgedApp {
             listeners,
             p2p: Mutex::new(None),
             serving: Mutex::new(Vec::new()),
+            incoming: Mutex::new(Some(incoming)),
         }))
+    }
+
+    /// Starts answering calls on the bus connection made by `connect`
+    /// (everything sent to it since it opened is waiting in its stream).
+    pub fn start_serving(self: &Arc<Self>, executor: &async_executor::Executor<'static>) {
+        let incoming = self
+            .incoming
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(stream) = incoming {
+            self.serve_on(stream, executor);
+        }
     }
 
     /// Offers a private peer-to-peer socket in `dir` (see `p2p`); on failure
@@ -118,11 +134,10 @@ impl BridgedApp {
         a11y_address: &str,
         executor: &async_executor::Executor<'static>,
     ) -> Result<(), crate::a11y_bus::BusError> {
-        let bus = open_bus(a11y_address).await?;
-        let conn = bus.conn.clone();
+        let (bus, incoming) = open_bus(a11y_address).await?;
         *self.lock_bus() = bus;
         self.lock().desktop = None;
-        self.serve_on(conn, executor);
+        self.serve_on(incoming, executor);
         if let Err(e) = self.embed().await {
             warn!(app = %self.info.name, "could not embed after reconnecting: {e}");
         }
@@ -164,22 +179,23 @@ impl BridgedApp {
         Ok(())
     }
 
-    /// Answers calls on `conn` (the bus or a peer-to-peer client) until it
-    /// closes or the application shuts down.
+    /// Answers the calls arriving on `incoming` (a bus or peer-to-peer
+    /// connection's stream, made before the connection started reading)
+    /// until it closes or the application shuts down.
     pub fn serve_on(
         self: &Arc<Self>,
-        conn: zbus::Connection,
+        incoming: zbus::MessageStream,
         executor: &async_executor::Executor<'static>,
     ) {
-        let task = executor.spawn(self.clone().serve_calls(conn));
+        let task = executor.spawn(self.clone().serve_calls(incoming));
         let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
         serving.retain(|task| !task.is_finished());
         serving.push(task);
     }
 
-    /// Answers method calls on `conn` until it closes.
-    async fn serve_calls(self: Arc<Self>, conn: zbus::Connection) {
-        let mut stream = zbus::MessageStream::from(&conn);
+    /// Answers method calls from `stream` until its connection closes.
+    async fn serve_calls(self: Arc<Self>, mut stream: zbus::MessageStream) {
+        let conn = zbus::Connection::from(&stream);
         while let Some(message) = stream.next().await {
             let Ok(message) = message else { continue };
             if message.message_type() != MessageType::MethodCall {
@@ -297,9 +313,31 @@ impl BridgedApp {
         } else {
             self.lock().replica.commit(surface, updates, bytes)?
         };
-        let signals = self.events_for(std::slice::from_ref(&changes));
+        let signals = self.commit_events(changes);
         self.emit(signals).await;
         Ok(())
+    }
+
+    /// Events of an applied commit. A surface the compositor focused before
+    /// it had a tree (senders announce focus first) is activated once its
+    /// first tree exists: its objects are announced, then Window:Activate,
+    /// active and focused, the order Orca needs.
+    fn commit_events(&self, mut changes: ChangeSet) -> Vec<Message> {
+        let fresh_tree = matches!(changes.kind, FrameKind::Created | FrameKind::Replaced);
+        let focused = self
+            .lock()
+            .replica
+            .surface(changes.surface)
+            .is_some_and(|s| s.is_focused());
+        if !(fresh_tree && focused) {
+            return self.events_for(std::slice::from_ref(&changes));
+        }
+        changes.focus = None;
+        let mut signals = self.events_for(std::slice::from_ref(&changes));
+        signals.extend(self.with_context(|context| {
+            newton_atspi_shim::events::focus_events(context, changes.surface, true)
+        }));
+        signals
     }
 
     /// Whether this commit replaces the surface's whole tree (see the cache's
@@ -390,11 +428,15 @@ pub fn wanted_message(surface: SurfaceId, wanted: bool) -> BridgeMessage {
     }
 }
 
-async fn open_bus(a11y_address: &str) -> Result<Bus, crate::a11y_bus::BusError> {
-    let conn = crate::a11y_bus::connect(a11y_address).await?;
+/// A new bus connection and the stream that receives everything sent to it.
+async fn open_bus(
+    a11y_address: &str,
+) -> Result<(Bus, zbus::MessageStream), crate::a11y_bus::BusError> {
+    let stream = crate::a11y_bus::connect_with_stream(a11y_address).await?;
+    let conn = zbus::Connection::from(&stream);
     let unique_name = conn
         .unique_name()
         .map(|n| n.to_string())
         .unwrap_or_default();
-    Ok(Bus { conn, unique_name })
+    Ok((Bus { conn, unique_name }, stream))
 }

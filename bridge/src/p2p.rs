@@ -79,14 +79,16 @@ async fn accept_loop(
 /// one of the application's serving tasks.
 async fn serve_peer(stream: UnixStream, app: &Arc<BridgedApp>, executor: &Executor<'static>) {
     let guid = zbus::Guid::generate();
+    // The stream must exist before the connection reads anything: libatspi
+    // sends its first call right after the handshake.
     let built = match zbus::connection::Builder::async_io_unix_stream(stream).server(guid) {
-        Ok(builder) => builder.p2p().build().await,
+        Ok(builder) => builder.p2p().build_message_stream().await,
         Err(e) => Err(e),
     };
     match built {
-        Ok(conn) => {
+        Ok(incoming) => {
             debug!(app = %app.info.name, "peer-to-peer client connected");
-            app.serve_on(conn, executor);
+            app.serve_on(incoming, executor);
         }
         Err(e) => debug!(app = %app.info.name, "peer-to-peer handshake failed: {e}"),
     }

@@ -253,7 +253,7 @@ impl Connection {
                 return false;
             }
         };
-        app.serve_on(app.conn(), &self.daemon.executor);
+        app.start_serving(&self.daemon.executor);
         self.daemon
             .executor
             .spawn(forward_to_sender(from_app, self.outbox.clone(), encoding))

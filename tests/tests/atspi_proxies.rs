@@ -701,9 +701,6 @@ fn last_commit_serial(lines: &[RecordedLine]) -> u64 {
 /// right after the handshake. Every such first call must be answered: 40 fresh connections,
 /// each asking once.
 #[test]
-#[ignore = "bridge bug: a call sent right after the peer-to-peer handshake can be lost (the \
-            bridge subscribes its MessageStream after zbus started reading; zbus drops messages \
-            nobody is subscribed to) — fix in bridge/src/p2p.rs with Builder::build_message_stream"]
 fn every_first_call_on_a_fresh_peer_to_peer_connection_is_answered() {
     const CONNECTIONS: usize = 40;
     let bridged = Bridged::start(BASIC, BASIC_APP);
@@ -734,9 +731,6 @@ fn every_first_call_on_a_fresh_peer_to_peer_connection_is_answered() {
 /// (Window:Activate + state-changed:active=1 on the frame), as shared notes atspi-surface §6.5
 /// require before Orca accepts focus events from an application.
 #[test]
-#[ignore = "bridge bug: Focus{surface} before the surface's first commit never yields \
-            Window:Activate/state-changed:active (bridge/src/app.rs set_focus; \
-            atspi-shim events::focus_events returns nothing for a tree-less surface)"]
 fn focus_before_the_first_commit_still_activates_the_window() {
     let trace = activation_trace(FocusOrder::BeforeFirstCommit);
     assert_activated(&trace);
