@@ -294,8 +294,14 @@ fn process_state(pid: u32) -> String {
 struct Frozen(u32);
 
 impl Frozen {
+    /// SIGSTOP, then wait (bounded) until the kernel shows the process
+    /// stopped: delivery is asynchronous.
     fn freeze(pid: u32) -> Frozen {
         signal(pid, Signal::STOP);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while process_state(pid) != "T" && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         Frozen(pid)
     }
 }
