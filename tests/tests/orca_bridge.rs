@@ -20,9 +20,10 @@ fn skip_loudly() -> bool {
     false
 }
 
-/// Starts a session, the bridge and Orca, replays `fixture_file` (recorded timing, the app
-/// stays), waits for Orca to settle, stops everything and returns Orca's speech.
-fn orca_hears(fixture_file: &str, app_name: &str) -> OrcaSpeech {
+/// Starts a session, the bridge and Orca, replays `fixture_file` (full speed, the app stays),
+/// waits for Orca to settle, stops Orca and hands its speech to `check` — before teardown, so a
+/// failing check keeps the session directory (logs, Orca debug file) for inspection.
+fn orca_hears(fixture_file: &str, app_name: &str, check: impl FnOnce(&OrcaSpeech)) {
     let mut session =
         TestSession::start(SessionOptions::default()).expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
@@ -41,13 +42,13 @@ fn orca_hears(fixture_file: &str, app_name: &str) -> OrcaSpeech {
         .stop(&mut session)
         .expect("stop Orca and read its speech");
     eprintln!("Orca said: {:#?}", speech.utterances);
+    check(&speech);
     session
         .ensure_running(bridge.pid())
         .expect("bridge survived Orca");
-    session.stop(replay.pid, std::time::Duration::from_secs(10));
+    session.stop(replay.pid, Duration::from_secs(10));
     let report = session.shutdown();
     assert!(report.is_clean(), "processes survived teardown: {report:?}");
-    speech
 }
 
 #[test]
@@ -55,17 +56,22 @@ fn orca_speaks_focus_moves_of_the_basic_fixture() {
     if skip_loudly() {
         return;
     }
-    let speech = orca_hears("generated-small/basic.jsonl", "Newton basic demo");
-    assert!(speech.said("Screen reader on."), "{:?}", speech.utterances);
-    // "Demo frame." (window activation) is spoken in most runs but not all: the app appears,
-    // activates and moves focus within milliseconds of registering, and Orca 43.1 sometimes
-    // presents only the focus. Not asserted; see the stepped scenario for the full sequence.
-    // The replay is sent at full speed, so Orca may skip the intermediate focus moves (it
-    // re-reads FOCUSED when it handles an event); the final focus must be spoken.
-    assert!(
-        speech.said("OK push button."),
-        "final focus on OK not spoken: {:?}",
-        speech.utterances
+    orca_hears(
+        "generated-small/basic.jsonl",
+        "Newton basic demo",
+        |speech| {
+            assert!(speech.said("Screen reader on."), "{:?}", speech.utterances);
+            // "Demo frame." (window activation) is spoken in most runs but not all: the app
+            // appears, activates and moves focus within milliseconds of registering, and Orca
+            // 43.1 sometimes presents only the focus. Not asserted; the stepped scenario checks
+            // the full sequence. At full speed Orca may also skip the intermediate focus moves
+            // (it re-reads FOCUSED when it handles an event); the final focus must be spoken.
+            assert!(
+                speech.said("OK push button."),
+                "final focus on OK not spoken: {:?}",
+                speech.utterances
+            );
+        },
     );
 }
 
