@@ -75,7 +75,7 @@ pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallErro
         "Name" => owned(self::name(ctx)),
         "Description" => owned(description(node)),
         "Parent" => owned_ref(parent_ref(ctx)),
-        "ChildCount" => owned(to_i32(objects::child_count(node))),
+        "ChildCount" => owned(to_i32(objects::child_count(ctx.surface, node))),
         "Locale" => owned(locale(node)),
         "AccessibleId" => owned(node.author_id().unwrap_or_default().to_owned()),
         "HelpText" => owned(node.data().tooltip().unwrap_or_default().to_owned()),
@@ -88,8 +88,7 @@ pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handle
         "GetChildAtIndex" => {
             let (index,): (i32,) = args(call)?;
             let wanted = client_index(index)?;
-            let child = objects::exposed_children(&ctx.node)
-                .nth(wanted)
+            let child = objects::child_at(ctx.surface, &ctx.node, wanted)
                 .ok_or_else(|| out_of_range(index))?;
             method_return(call, &(ctx.ref_to(&child),))?
         }

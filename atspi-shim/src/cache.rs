@@ -171,6 +171,6 @@ pub(crate) fn node_item<'a>(ctx: &NodeCtx<'a>) -> CacheItem<'a> {
         ctx,
         parent,
         objects::index_in_parent(ctx),
-        objects::child_count(&ctx.node),
+        objects::child_count(ctx.surface, &ctx.node),
     )
 }

@@ -17,7 +17,7 @@ use accesskit::{NodeId, Role, TreeId};
 use accesskit_consumer::{FilterResult, NodeRef};
 use newton_cache::SurfaceReplica;
 
-use crate::context::{AppContext, NodeCtx};
+use crate::context::{local_id, AppContext, NodeCtx};
 use crate::paths::{self, ObjectAddress};
 use crate::CallError;
 
@@ -103,9 +103,29 @@ pub(crate) fn exposed_children<'a>(
     node.children().filter(is_exposed_child)
 }
 
-/// Number of exposed children.
-pub(crate) fn child_count(node: &NodeRef) -> usize {
-    node.children().filter(is_exposed_child).count()
+/// Number of exposed children: O(1) unless the node has children that are
+/// not exposed (text runs, hidden nodes), which the replica counts per
+/// commit; then O(children).
+pub(crate) fn child_count(surface: &SurfaceReplica, node: &NodeRef) -> usize {
+    if surface.non_structural_children(local_id(node)) == 0 {
+        node.data().children().len()
+    } else {
+        node.children().filter(is_exposed_child).count()
+    }
+}
+
+/// The exposed child at `index`, with the same costs as [`child_count`].
+pub(crate) fn child_at<'a>(
+    surface: &SurfaceReplica,
+    node: &NodeRef<'a>,
+    index: usize,
+) -> Option<NodeRef<'a>> {
+    if surface.non_structural_children(local_id(node)) == 0 {
+        let id = *node.data().children().get(index)?;
+        node.tree_state.node_by_tree_local_id(id, TreeId::ROOT)
+    } else {
+        exposed_children(node).nth(index)
+    }
 }
 
 /// The AT-SPI parent of an exposed node.
@@ -134,6 +154,11 @@ pub(crate) fn index_in_parent(ctx: &NodeCtx) -> usize {
             .count();
     }
     match ctx.node.parent_and_index() {
+        Some((parent, raw_index))
+            if ctx.surface.non_structural_children(local_id(&parent)) == 0 =>
+        {
+            raw_index
+        }
         Some((parent, raw_index)) => {
             let excluded_before = parent
                 .children()

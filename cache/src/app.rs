@@ -17,6 +17,7 @@ use accesskit_consumer::{Tree, TreeState};
 use newton_push_protocol::{Geometry, SurfaceId};
 
 use crate::changes::{all_removed, preorder, ChangeCollector, IgnoreChanges};
+use crate::exposure::NonStructuralChildren;
 use crate::refs::RefIndex;
 use crate::validate::{check_update, is_full_replacement, Checked, Context, Overlay, View};
 use crate::{ChangeSet, FocusChange, FrameKind, Limits, RejectError, Rule};
@@ -33,6 +34,7 @@ pub struct SurfaceReplica {
     pub(crate) node_count: usize,
     pub(crate) refs: RefIndex,
     pub(crate) awaiting_resync: bool,
+    pub(crate) non_structural: NonStructuralChildren,
 }
 
 impl SurfaceReplica {
@@ -46,7 +48,14 @@ impl SurfaceReplica {
             node_count: 0,
             refs: RefIndex::default(),
             awaiting_resync: false,
+            non_structural: NonStructuralChildren::default(),
         }
+    }
+
+    /// How many children of `parent` are text runs or hidden (see
+    /// [`crate::exposure`]); 0 for most parents. O(1).
+    pub fn non_structural_children(&self, parent: NodeId) -> usize {
+        self.non_structural.get(parent)
     }
 
     /// The surface id the sender chose.
@@ -105,6 +114,8 @@ pub struct PreparedTree {
     node_count: usize,
     /// Every node, parents first.
     order: Vec<NodeId>,
+    /// Counted here, off the replica's lock.
+    non_structural: NonStructuralChildren,
 }
 
 impl PreparedTree {
@@ -240,6 +251,7 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
             refs,
             node_count: 1,
             order: vec![NodeId(0)],
+            non_structural: NonStructuralChildren::default(),
         };
     };
     for (update, checked) in rest.zip(checks) {
@@ -247,12 +259,14 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
         apply_one(&mut tree, &mut refs, update, &checked, &mut IgnoreChanges);
     }
     let order = preorder(tree.state());
+    let non_structural = NonStructuralChildren::count_all(tree.state(), &order);
     PreparedTree {
         surface,
         tree,
         refs,
         node_count,
         order,
+        non_structural,
     }
 }
 
@@ -425,7 +439,10 @@ impl AppReplica {
         }
         self.node_count = (self.node_count + s.node_count).saturating_sub(old_count);
         self.commits_applied += 1;
-        Ok(collector.finish(FrameKind::Updated, s.state()))
+        let changes = collector.finish(FrameKind::Updated, s.state());
+        s.non_structural
+            .refresh(s.tree.as_ref().map(Tree::state), &changes);
+        Ok(changes)
     }
 
     /// Validates a commit without applying it (what [`AppReplica::commit`]
@@ -505,6 +522,7 @@ impl AppReplica {
             refs,
             node_count,
             order,
+            non_structural,
         } = prepared;
         let Some(s) = self.surfaces.get_mut(&surface) else {
             return Err(Self::unknown_surface(surface));
@@ -539,6 +557,7 @@ impl AppReplica {
         s.refs = refs;
         s.node_count = node_count;
         s.awaiting_resync = false;
+        s.non_structural = non_structural;
         self.commits_applied += 1;
         Ok(changes)
     }

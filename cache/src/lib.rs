@@ -15,6 +15,7 @@
 pub mod app;
 pub mod changes;
 pub mod error;
+pub mod exposure;
 pub mod limits;
 mod refs;
 pub mod store;
