@@ -73,8 +73,6 @@ fn grid_small_fixture_matches_golden() {
 }
 
 #[test]
-#[ignore = "the bridge rejects commit 3 of egui-widgets.jsonl (reparent-without-removal); \
-            no golden until the fixture or the validator is settled"]
 fn egui_widgets_fixture_matches_golden() {
     dump_matches_golden(
         "egui/egui-widgets.jsonl",
