@@ -291,7 +291,9 @@ struct Post<'a, 'u, 'c> {
     cx: &'c Context<'c>,
     view: View<'a>,
     root: NodeId,
-    nodes: HashMap<NodeId, &'u Node>,
+    nodes: UpdateIndex<'u>,
+    /// The tree's version of each update node (same order), looked up once.
+    old_nodes: Vec<Option<&'a Node>>,
     new_parent: HashMap<NodeId, NodeId>,
     places: HashMap<NodeId, Place>,
     removed: HashSet<NodeId>,
@@ -309,9 +311,9 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
         update: &'u TreeUpdate,
         root: NodeId,
     ) -> Result<Self, RejectError> {
-        let mut nodes = HashMap::with_capacity(update.nodes.len());
+        let mut nodes = UpdateIndex::new(&update.nodes);
         for (id, node) in &update.nodes {
-            if nodes.insert(*id, node).is_some() {
+            if !nodes.insert(*id, node) {
                 return Err(cx.reject(
                     Some(*id),
                     Rule::DuplicateNode,
@@ -376,6 +378,7 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
             cx,
             view,
             root,
+            old_nodes: update.nodes.iter().map(|(id, _)| view.node(*id)).collect(),
             nodes,
             new_parent,
             places: HashMap::new(),
@@ -407,6 +410,11 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
 
     fn role(&self, id: NodeId) -> Option<Role> {
         self.data(id).map(Node::role)
+    }
+
+    /// The tree's version of the `index`-th update node.
+    fn old(&self, index: usize) -> Option<&'a Node> {
+        self.old_nodes.get(index).copied().flatten()
     }
 
     /// `parent'` of the module docs.
@@ -549,17 +557,18 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
                 && parent.is_some()
                 && this.view.parent(id) == parent
         };
-        for (id, _) in &update.nodes {
+        for (i, (id, _)) in update.nodes.iter().enumerate() {
+            let existed = self.old(i).is_some();
             let listed_by = self.new_parent.get(id).copied();
             let keeps_parent = match listed_by {
                 Some(_) => unchanged(self, *id, listed_by),
-                None => !drops_any && self.view.node(*id).is_some(),
+                None => !drops_any && existed,
             };
             if keeps_parent {
                 continue;
             }
             if self.place_of(*id)? == Place::Detached {
-                let detail = if self.view.node(*id).is_some() {
+                let detail = if existed {
                     "re-sent although no node lists it after the update (its parent dropped it, or it sits under a dropped node); send it only while it is in the tree"
                 } else {
                     "a new node that is not the root and that no attached node lists as a child; add it to its parent's children"
@@ -580,8 +589,8 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
     /// Whether some node of the update no longer lists one of its old
     /// children (which then leaves the tree or moves).
     fn drops_any(&self, update: &TreeUpdate) -> bool {
-        update.nodes.iter().any(|(id, _)| {
-            self.view.node(*id).is_some_and(|old| {
+        update.nodes.iter().enumerate().any(|(i, (id, _))| {
+            self.old(i).is_some_and(|old| {
                 old.children()
                     .iter()
                     .any(|c| self.new_parent.get(c) != Some(id))
@@ -607,9 +616,10 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
     /// them. Returns the text runs found, for [`Self::recheck_selections`].
     fn check_moved_subtrees(&mut self, update: &TreeUpdate) -> Result<Vec<NodeId>, RejectError> {
         let mut tops: Vec<NodeId> = self.moved_nodes(update);
-        for (id, node) in &update.nodes {
-            let was_run = self.view.node(*id).map(Node::role) == Some(Role::TextRun);
-            if node.role() == Role::TextRun && !was_run && self.view.node(*id).is_some() {
+        for (i, (id, node)) in update.nodes.iter().enumerate() {
+            let old_role = self.old(i).map(Node::role);
+            if node.role() == Role::TextRun && old_role.is_some() && old_role != Some(Role::TextRun)
+            {
                 tops.push(*id);
             }
         }
@@ -649,8 +659,8 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
     /// Existing subtrees the update detaches, parents first.
     fn collect_removed(&mut self, update: &TreeUpdate) {
         let mut stack = Vec::new();
-        for (id, _) in update.nodes.iter().rev() {
-            let Some(old) = self.view.node(*id) else {
+        for i in (0..update.nodes.len()).rev() {
+            let Some(old) = self.old(i) else {
                 continue;
             };
             for child in old.children().iter().rev() {
@@ -680,7 +690,8 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
         let added = update
             .nodes
             .iter()
-            .filter(|(id, _)| self.view.node(*id).is_none())
+            .enumerate()
+            .filter(|(i, _)| self.old(*i).is_none())
             .count();
         let count = (self.view.node_count() + added).saturating_sub(self.removed.len());
         let total = count.saturating_add(self.cx.other_nodes);
@@ -849,10 +860,8 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
     /// Untouched nodes whose line link or selection names a node that stops
     /// being a text run in this update.
     fn check_rerolled_targets(&self, update: &TreeUpdate) -> Result<(), RejectError> {
-        for (id, node) in &update.nodes {
-            if node.role() == Role::TextRun
-                || self.view.node(*id).map(Node::role) != Some(Role::TextRun)
-            {
+        for (i, (id, node)) in update.nodes.iter().enumerate() {
+            if node.role() == Role::TextRun || self.old(i).map(Node::role) != Some(Role::TextRun) {
                 continue;
             }
             for source in self.view.sources(*id) {
@@ -907,6 +916,63 @@ impl<'a, 'u, 'c> Post<'a, 'u, 'c> {
             RefKind::SelectionEndpoint => (Rule::BadTextSelection, "textSelection"),
         };
         self.reject(source, rule, format!("`{name}` of node {} names node {}, {why}; re-send node {} without that reference in the same update", source.0, target.0, source.0))
+    }
+}
+
+/// The update's nodes by id. Small updates (the common one-node edit) are
+/// scanned linearly: no allocation, no hashing.
+enum UpdateIndex<'u> {
+    Small {
+        all: &'u [(NodeId, Node)],
+        seen: usize,
+    },
+    Large(HashMap<NodeId, &'u Node>),
+}
+
+impl<'u> UpdateIndex<'u> {
+    const SMALL: usize = 16;
+
+    fn new(all: &'u [(NodeId, Node)]) -> Self {
+        if all.len() <= Self::SMALL {
+            UpdateIndex::Small { all, seen: 0 }
+        } else {
+            UpdateIndex::Large(HashMap::with_capacity(all.len()))
+        }
+    }
+
+    /// Adds the next node of the update, in order; false for a duplicate id.
+    fn insert(&mut self, id: NodeId, node: &'u Node) -> bool {
+        match self {
+            UpdateIndex::Small { all, seen } => {
+                let earlier = all.get(..*seen).unwrap_or_default();
+                *seen += 1;
+                !earlier.iter().any(|(other, _)| *other == id)
+            }
+            UpdateIndex::Large(map) => map.insert(id, node).is_none(),
+        }
+    }
+
+    fn get(&self, id: &NodeId) -> Option<&'u Node> {
+        match self {
+            UpdateIndex::Small { all, seen } => all
+                .get(..*seen)
+                .unwrap_or_default()
+                .iter()
+                .find(|(other, _)| other == id)
+                .map(|(_, node)| node),
+            UpdateIndex::Large(map) => map.get(id).copied(),
+        }
+    }
+
+    fn contains_key(&self, id: &NodeId) -> bool {
+        self.get(id).is_some()
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            UpdateIndex::Small { seen, .. } => *seen,
+            UpdateIndex::Large(map) => map.len(),
+        }
     }
 }
 
