@@ -445,6 +445,19 @@ impl AppReplica {
         Ok(changes)
     }
 
+    /// Whether `commit(surface, updates, ..)` would start by replacing the
+    /// surface's whole tree (see [`crate::validate`], "Full replacement"):
+    /// the first update carries `tree` and the surface has no tree yet,
+    /// awaits a resync, or has a different root. Such commits can be built
+    /// off the lock with [`prepare_full_tree`] + [`AppReplica::install`].
+    pub fn is_full_replacement(&self, surface: SurfaceId, updates: &[TreeUpdate]) -> bool {
+        let (Some(s), Some(first)) = (self.surfaces.get(&surface), updates.first()) else {
+            return false;
+        };
+        let overlay = Overlay::default();
+        is_full_replacement(&s.view(&overlay), first, s.awaiting_resync)
+    }
+
     /// Validates a commit without applying it (what [`AppReplica::commit`]
     /// checks first). Changes nothing, not even the rejection counter.
     pub fn check(

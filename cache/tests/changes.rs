@@ -212,11 +212,14 @@ fn replacement_destroy_and_clear() {
     assert_eq!(set.removed.len(), 8);
     assert_eq!(set.added, vec![NodeId(100), NodeId(101)]);
     assert_eq!(app.node_count(), 2);
+    assert!(!app.is_full_replacement(S, &[inc(vec![], 101)]));
+    assert!(app.is_full_replacement(S, &[full(7, vec![(7, n(Role::Window))], 7)]));
     // After a rejection the next `tree: Some` is a replacement even with the same root.
     assert!(app
         .commit(S, vec![inc(vec![(101, kids(Role::Button, &[5]))], 101)], 0)
         .is_err());
     assert!(app.surface(S).unwrap().awaiting_resync());
+    assert!(app.is_full_replacement(S, &[full(100, vec![(100, kids(Role::Window, &[]))], 100)]));
     let set = app
         .commit(
             S,
