@@ -224,7 +224,8 @@ fn check_reference(golden: &str, speech: &OrcaSpeech) {
 /// per-application table keyed by path (atspi-misc.c `ref_hyperlink`/`ref_accessible`), so
 /// pyatspi hands Orca the cached Accessible instead of a Hyperlink; Orca 43.1's braille code
 /// (braille.py 740, `link.startIndex`) then raises for every focus inside the document and
-/// nothing is spoken (observed: only "Newton fixtures frame." and the key echoes).
+/// nothing is spoken (observed: only "Newton fixtures frame." and the key echoes). With a bridge
+/// built without Hypertext, this test passes as it stands.
 #[test]
 #[ignore = "shim bug: Hypertext.GetLink returns the link's accessible path; Orca 43.1 then fails \
             to present any focus inside the document (see the doc comment)"]
@@ -249,13 +250,20 @@ fn orca_reads_headings_and_links_of_doc_small() {
     assert_said_in_order(
         &speech,
         &[
-            "Lists heading level 2",
+            "Newton fixtures document frame Newton fixtures.",
+            // The key echo: H and K are plain letters for the default script.
+            "h ",
+            "k ",
+            "Lists heading level 2.",
             "AccessKit link.",
-            "Details heading level 3",
+            "Details heading level 3.",
             "protocol notes link.",
-            "Components heading level 2",
+            "Components heading level 2.",
         ],
     );
+    // Reference recorded with a bridge built without Hypertext (which avoids the GetLink bug
+    // above; nothing else differs), reviewed against fixtures/gen/src/doc.rs: the document's
+    // label, heading texts and levels, link texts. Re-check it once GetLink is fixed.
     check_reference("orca-doc-small.json", &speech);
 }
 
