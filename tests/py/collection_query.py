@@ -103,10 +103,14 @@ def first_below(acc, roles, depth=0):
 def wait_below(app, roles, timeout):
     """first_below, retried until timeout: right after the app appears, libatspi may still be
     filling its cache from the bridge's children-changed and Cache signals."""
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
     while True:
         found = first_below(app, roles)
-        if found is not None or time.monotonic() > deadline:
+        waited = time.monotonic() - start
+        if found is not None or waited > timeout:
+            # Goes to the test's log: how long the object took to become reachable.
+            print("wait_below: %s after %.1f s" % ("found" if found else "not found", waited),
+                  file=sys.stderr)
             return found
         time.sleep(0.2)
 
