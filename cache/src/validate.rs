@@ -22,7 +22,7 @@
 //! | `duplicate-node` | one id twice in `nodes` | — |
 //! | `dangling-child` | a child id neither in the update nor in the tree | S5 |
 //! | `duplicate-child` | a child listed twice (one parent or two) | S7 |
-//! | `reparent-without-removal` | a node newly listed by P2 while its old parent P1 is not in the update | S14 |
+//! | `reparent-without-removal` | a node newly listed by P2 while its old parent P1 is not in the update and stays in the tree (moving a node out of a container that leaves the tree in the same update is accepted: egui does it, and the consumer skips re-listed children when removing) | S14 |
 //! | `orphan-node` | a node in the update that ends detached: new and unlisted, or re-sent after its parent dropped it | S6, S15 |
 //! | `cycle` | a node listing itself, the root listed as a child, or a node that is its own ancestor | C1, C2 |
 //! | `too-deep` | any node deeper than `Limits::max_depth` (root = 1), incl. moved subtrees; a parent cycle longer than the limit is reported as too deep | C4 |
@@ -42,7 +42,7 @@
 //! walk started from. Real egui trees contain such runs (empty lines), so
 //! the validator cannot reject them. Code answering queries from the
 //! replica must not call those functions (count lines itself, bounded).
-
+//!
 //! # Full replacement
 //!
 //! An update is a *full replacement* when it carries `tree: Some(info)` and
@@ -55,7 +55,7 @@
 //! # Commits
 //!
 //! A commit of several updates is validated update by update, each against
-//! the state the previous ones leave (an [`Overlay`] on the tree), so a
+//! the state the previous ones leave (an overlay on the tree), so a
 //! commit is applied entirely or not at all.
 
 use std::collections::{HashMap, HashSet};
