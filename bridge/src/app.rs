@@ -343,17 +343,7 @@ impl BridgedApp {
     /// Whether this commit replaces the surface's whole tree (see the cache's
     /// "Full replacement" rule): only then is it built off the lock.
     fn is_full_replacement(&self, surface: SurfaceId, updates: &[accesskit::TreeUpdate]) -> bool {
-        let Some(info) = updates.first().and_then(|u| u.tree.as_ref()) else {
-            return false;
-        };
-        let state = self.lock();
-        let Some(s) = state.replica.surface(surface) else {
-            return false;
-        };
-        match s.tree() {
-            None => true,
-            Some(tree) => s.awaiting_resync() || tree.state().root().locate().0 != info.root,
-        }
+        self.lock().replica.is_full_replacement(surface, updates)
     }
 
     /// Whether the sender must resend a full tree for the surface.
