@@ -46,21 +46,21 @@ pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallErro
 
 pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
     let reply = match member {
+        // `(iiii)`, not the `(biiii)` of xml/TableCell.xml: libatspi reads
+        // "=>iiii" and atk-bridge sends four INT32, so a leading boolean makes
+        // every libatspi client fail with a signature mismatch.
         "GetRowColumnSpan" => {
             no_args(call)?;
-            match placement(ctx) {
-                Some((row, column, row_span, column_span)) => method_return(
-                    call,
-                    &(
-                        true,
-                        to_i32(row),
-                        to_i32(column),
-                        to_i32(row_span),
-                        to_i32(column_span),
-                    ),
-                )?,
-                None => method_return(call, &(false, -1i32, -1i32, 0i32, 0i32))?,
-            }
+            let (row, column, row_span, column_span) = match placement(ctx) {
+                Some((row, column, row_span, column_span)) => (
+                    to_i32(row),
+                    to_i32(column),
+                    to_i32(row_span),
+                    to_i32(column_span),
+                ),
+                None => (-1, -1, 0, 0),
+            };
+            method_return(call, &(row, column, row_span, column_span))?
         }
         "GetColumnHeaderCells" | "GetRowHeaderCells" => {
             no_args(call)?;

@@ -512,8 +512,8 @@ fn tables_and_cells() {
     let (name, _) = h.err(&grid, table, "GetAccessibleAt", &(5i32, 0i32));
     assert_eq!(name, "org.freedesktop.DBus.Error.InvalidArgs");
 
-    let span: (bool, i32, i32, i32, i32) = h.ok(&node(13), cell, "GetRowColumnSpan", &());
-    assert_eq!(span, (true, 1, 1, 1, 1));
+    let span: (i32, i32, i32, i32) = h.ok(&node(13), cell, "GetRowColumnSpan", &());
+    assert_eq!(span, (1, 1, 1, 1));
     let position: (i32, i32) = h.prop(&node(14), cell, "Position");
     assert_eq!(position, (2, 0));
     let table_ref: Ref = h.prop(&node(13), cell, "Table");
@@ -568,13 +568,13 @@ fn hostile_table_indices_and_spans_stay_bounded() {
         h.prop::<i32>(&node(2), "org.a11y.atspi.Table", "NRows"),
         i32::MAX
     );
-    let span: (bool, i32, i32, i32, i32) = h.ok(
+    let span: (i32, i32, i32, i32) = h.ok(
         &node(5),
         "org.a11y.atspi.TableCell",
         "GetRowColumnSpan",
         &(),
     );
-    assert!(span.0);
+    assert!(span.0 >= 0 && span.1 >= 0, "{span:?}");
     let _: i32 = h.ok(
         &node(2),
         "org.a11y.atspi.Table",

@@ -8,12 +8,11 @@
 
 use std::time::Duration;
 
-/// The one query kept out of the main goldens: TableCell.GetRowColumnSpan. The shim replies
-/// `(biiii)` as xml/TableCell.xml declares, but libatspi (2.46 and current,
-/// `atspi_table_cell_get_row_column_span`: `"=>iiii"`) and atk-bridge (`impl_GetRowColumnSpan`:
-/// four INT32) use `(iiii)`, so every libatspi client gets "returned signature biiii; expected
-/// iiii". Its reviewed golden (`*-row-column-span.json`) holds the correct answers; the test that
-/// checks it is ignored until the shim replies `(iiii)`.
+/// The one query kept in its own goldens: TableCell.GetRowColumnSpan. xml/TableCell.xml declares
+/// `(biiii)`, but libatspi (2.46 and current, `atspi_table_cell_get_row_column_span`: `"=>iiii"`)
+/// and atk-bridge (`impl_GetRowColumnSpan`: four INT32) use `(iiii)`, which the shim replies; a
+/// `(biiii)` reply makes every libatspi client fail with "returned signature biiii; expected
+/// iiii". Its reviewed golden (`*-row-column-span.json`) holds the answers the fixtures define.
 const ROW_COLUMN_SPAN_QUERY: &str = "TableCell getRowColumnSpan of every getAccessibleAt cell";
 
 use newton_e2e::{check_golden, fixture, py_script, python, Bridge, SessionOptions, TestSession};
@@ -102,8 +101,6 @@ fn grid_small_table_answers_match_golden() {
 }
 
 #[test]
-#[ignore = "shim bug: TableCell.GetRowColumnSpan replies (biiii); libatspi and atk-bridge use \
-            (iiii) (see ROW_COLUMN_SPAN_QUERY)"]
 fn doc_small_table_cell_row_column_span_matches_golden() {
     row_column_span_matches_golden(
         "generated-small/doc-small.jsonl",
@@ -114,8 +111,6 @@ fn doc_small_table_cell_row_column_span_matches_golden() {
 }
 
 #[test]
-#[ignore = "shim bug: TableCell.GetRowColumnSpan replies (biiii); libatspi and atk-bridge use \
-            (iiii) (see ROW_COLUMN_SPAN_QUERY)"]
 fn grid_small_table_cell_row_column_span_matches_golden() {
     row_column_span_matches_golden(
         "generated-small/grid-small.jsonl",
