@@ -1,8 +1,9 @@
 //! Routing one received method call to the interface that answers it.
 //!
-//! Objects: the app root (Accessible + Application), the cache object, and
-//! every exposed replica node (Accessible plus whatever the node supports,
-//! see `NODE_INTERFACES`). Standard interfaces: `Properties` (Get, GetAll,
+//! Objects: the app root (Accessible + Application), the cache object, every
+//! exposed replica node (Accessible plus whatever the node supports, see
+//! `NODE_INTERFACES`), and the hyperlink object of every exposed link node
+//! (Hyperlink only, as atk-bridge serves its AtkHyperlink objects). Standard interfaces: `Properties` (Get, GetAll,
 //! Set of `Application.Id` only), `Peer` (any path) and `Introspectable`.
 
 use std::collections::HashMap;
@@ -25,6 +26,8 @@ pub(crate) const INTROSPECTABLE_INTERFACE: &str = "org.freedesktop.DBus.Introspe
 
 /// Interfaces of the app root, as `GetInterfaces` lists them.
 pub(crate) const ROOT_INTERFACES: &[&str] = &[accessible::INTERFACE, application::INTERFACE];
+/// Interfaces of a hyperlink object.
+pub(crate) const HYPERLINK_OBJECT_INTERFACES: &[&str] = &[hyperlink::INTERFACE];
 
 type SupportedFn = for<'a> fn(&NodeCtx<'a>) -> bool;
 type CallFn = for<'a> fn(&NodeCtx<'a>, &str, &Message) -> Result<Handled, CallError>;
@@ -176,6 +179,10 @@ fn call_on_object(
             let iface = supported_interface(ctx, interface).ok_or_else(unknown_interface)?;
             (iface.call)(ctx, member, call)
         }
+        Object::Hyperlink(ctx) => match interface {
+            hyperlink::INTERFACE => hyperlink::call(ctx, member, call),
+            _ => Err(unknown_interface()),
+        },
     }
 }
 
@@ -192,6 +199,7 @@ fn interface_for_member(app: &AppContext, object: &Object, member: &str) -> Opti
         Object::Root => ROOT_INTERFACES.to_vec(),
         Object::Cache => vec![cache::INTERFACE],
         Object::Node(ctx) => node_interface_names(ctx),
+        Object::Hyperlink(_) => HYPERLINK_OBJECT_INTERFACES.to_vec(),
     };
     let _ = app;
     candidates
@@ -267,6 +275,10 @@ fn get_property(
             let iface = supported_interface(ctx, interface).ok_or_else(unknown_interface)?;
             (iface.property)(ctx, name)
         }
+        Object::Hyperlink(ctx) => match interface {
+            hyperlink::INTERFACE => hyperlink::property(ctx, name),
+            _ => Err(unknown_interface()),
+        },
     }
 }
 
@@ -280,6 +292,7 @@ fn get_all(
         (Object::Root, accessible::INTERFACE) => accessible::PROPERTIES,
         (Object::Root, application::INTERFACE) => application::PROPERTIES,
         (Object::Cache, cache::INTERFACE) => &[],
+        (Object::Hyperlink(_), hyperlink::INTERFACE) => hyperlink::PROPERTIES,
         (Object::Node(ctx), _) => {
             supported_interface(ctx, interface)
                 .ok_or_else(|| CallError::UnknownInterface {

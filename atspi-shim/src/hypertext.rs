@@ -10,7 +10,10 @@
 //! one link-role node among the ancestors of their runs.
 //!
 //! Object references are the dispatcher's `<surface>_<node>` paths
-//! (`paths.rs`).
+//! (`paths.rs`). `GetLink` answers with the link's *hyperlink object*
+//! (`<surface>_<node>_hyperlink`), never the link's accessible path: libatspi
+//! caches accessibles and hyperlinks in one table keyed by path, so a shared
+//! path would hand Orca an accessible where it expects a hyperlink.
 
 use accesskit::{Role, TreeId};
 use accesskit_consumer::NodeRef;
@@ -30,6 +33,11 @@ pub(crate) const PROPERTIES: &[&str] = &[];
 /// `(unique name, path)` of a node of this surface.
 pub(crate) fn object_ref(env: &Env, node: &NodeRef) -> ObjectRef {
     paths::node_ref(env.unique_name, env.surface, local_id(node))
+}
+
+/// `(unique name, path)` of the hyperlink object of a link node of this surface.
+pub(crate) fn hyperlink_ref(env: &Env, link: &NodeRef) -> ObjectRef {
+    paths::hyperlink_ref(env.unique_name, env.surface, local_id(link))
 }
 
 /// The node of this surface a `(so)` reference names, if it is one.
@@ -142,7 +150,7 @@ pub(crate) fn handle(
         "GetLink" => {
             let (index,) = args::<(i32,)>(call)?;
             let link = usize::try_from(index).ok().and_then(|i| spans.get(i));
-            let reference = link.map_or_else(null_ref, |span| object_ref(env, &span.link));
+            let reference = link.map_or_else(null_ref, |span| hyperlink_ref(env, &span.link));
             method_return(call, &(reference,))?
         }
         "GetLinkIndex" => {
@@ -221,10 +229,13 @@ pub(crate) mod tests {
             link(0),
             (
                 ":1.42".to_string(),
-                OwnedObjectPath::try_from("/org/a11y/atspi/accessible/7_3").unwrap()
+                OwnedObjectPath::try_from("/org/a11y/atspi/accessible/7_3_hyperlink").unwrap()
             )
         );
-        assert_eq!(link(1).1.as_str(), "/org/a11y/atspi/accessible/7_6");
+        assert_eq!(
+            link(1).1.as_str(),
+            "/org/a11y/atspi/accessible/7_6_hyperlink"
+        );
         assert_eq!(link(2), null_ref());
         assert_eq!(link(-1), null_ref());
         let index = |o: i32| body::<i32>(&ask(label, "GetLinkIndex", &(o,)));

@@ -308,6 +308,7 @@ fn introspect(app: &AppContext, path: &str) -> Result<String, CallError> {
                 Object::Root => dispatch::ROOT_INTERFACES.to_vec(),
                 Object::Cache => vec!["org.a11y.atspi.Cache"],
                 Object::Node(ctx) => dispatch::node_interface_names(&ctx),
+                Object::Hyperlink(_) => dispatch::HYPERLINK_OBJECT_INTERFACES.to_vec(),
             };
             for interface in interfaces {
                 write_interface(&mut xml, interface);

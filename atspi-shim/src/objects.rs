@@ -18,6 +18,7 @@ use accesskit_consumer::{FilterResult, NodeRef};
 use newton_cache::SurfaceReplica;
 
 use crate::context::{local_id, AppContext, NodeCtx};
+use crate::hyperlink;
 use crate::paths::{self, ObjectAddress};
 use crate::CallError;
 
@@ -26,9 +27,12 @@ pub(crate) enum Object<'a> {
     Root,
     Cache,
     Node(NodeCtx<'a>),
+    /// The hyperlink object of an exposed link node (serves only Hyperlink).
+    Hyperlink(NodeCtx<'a>),
 }
 
-/// Resolves `path`; unknown, removed or unexposed nodes give UnknownObject.
+/// Resolves `path`; unknown, removed or unexposed nodes, and hyperlink paths
+/// of nodes that are not links, give UnknownObject.
 pub(crate) fn resolve<'a>(app: &'a AppContext<'a>, path: &str) -> Result<Object<'a>, CallError> {
     match paths::parse(path) {
         Some(ObjectAddress::Root) => Ok(Object::Root),
@@ -37,6 +41,13 @@ pub(crate) fn resolve<'a>(app: &'a AppContext<'a>, path: &str) -> Result<Object<
             let surface = app.replica.surface(surface).ok_or_else(|| unknown(path))?;
             node_ctx(app, surface, node)
                 .map(Object::Node)
+                .ok_or_else(|| unknown(path))
+        }
+        Some(ObjectAddress::Hyperlink { surface, node }) => {
+            let surface = app.replica.surface(surface).ok_or_else(|| unknown(path))?;
+            node_ctx(app, surface, node)
+                .filter(hyperlink::supported)
+                .map(Object::Hyperlink)
                 .ok_or_else(|| unknown(path))
         }
         None => Err(unknown(path)),

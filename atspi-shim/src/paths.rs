@@ -1,8 +1,12 @@
 //! Object paths and `(so)` references.
 //!
 //! Every replica node is addressed as `/org/a11y/atspi/accessible/<surface>_<node>`
-//! (both decimal). Nothing is registered per node: the path is parsed on every
-//! call and looked up in the replica, so a removed node simply stops resolving.
+//! (both decimal), and a link node's hyperlink object (what `Hypertext.GetLink`
+//! hands out) as `/org/a11y/atspi/accessible/<surface>_<node>_hyperlink`: libatspi
+//! caches accessibles and hyperlinks in one table keyed by path, so the two
+//! must never share one. Nothing is registered per node: the path is parsed on
+//! every call and looked up in the replica, so a removed node simply stops
+//! resolving.
 
 use accesskit::NodeId;
 use newton_push_protocol::SurfaceId;
@@ -16,6 +20,8 @@ pub const CACHE_PATH: &str = "/org/a11y/atspi/cache";
 pub const NULL_PATH: &str = "/org/a11y/atspi/null";
 /// Prefix of every node path.
 pub const NODE_PREFIX: &str = "/org/a11y/atspi/accessible/";
+/// Suffix that turns a link node's path into its hyperlink object's path.
+pub const HYPERLINK_SUFFIX: &str = "_hyperlink";
 
 /// An AT-SPI object reference `(so)`: bus name and object path.
 pub type ObjectRef = (String, OwnedObjectPath);
@@ -25,7 +31,15 @@ pub type ObjectRef = (String, OwnedObjectPath);
 pub enum ObjectAddress {
     Root,
     Cache,
-    Node { surface: SurfaceId, node: NodeId },
+    Node {
+        surface: SurfaceId,
+        node: NodeId,
+    },
+    /// The hyperlink object of the link node `node` (not an accessible).
+    Hyperlink {
+        surface: SurfaceId,
+        node: NodeId,
+    },
 }
 
 /// Parses a path of this application's object space; `None` for anything
@@ -38,13 +52,20 @@ pub fn parse(path: &str) -> Option<ObjectAddress> {
         _ => {}
     }
     let rest = path.strip_prefix(NODE_PREFIX)?;
-    let (surface, node) = rest.split_once('_')?;
+    if let Some(link) = rest.strip_suffix(HYPERLINK_SUFFIX) {
+        let (surface, node) = surface_and_node(link)?;
+        return Some(ObjectAddress::Hyperlink { surface, node });
+    }
+    let (surface, node) = surface_and_node(rest)?;
+    Some(ObjectAddress::Node { surface, node })
+}
+
+/// `<surface>_<node>`, both canonical decimals.
+fn surface_and_node(text: &str) -> Option<(SurfaceId, NodeId)> {
+    let (surface, node) = text.split_once('_')?;
     let surface = canonical_decimal(surface)?;
     let node = canonical_decimal(node)?;
-    Some(ObjectAddress::Node {
-        surface: SurfaceId(u32::try_from(surface).ok()?),
-        node: NodeId(node),
-    })
+    Some((SurfaceId(u32::try_from(surface).ok()?), NodeId(node)))
 }
 
 fn canonical_decimal(text: &str) -> Option<u64> {
@@ -62,6 +83,13 @@ fn canonical_decimal(text: &str) -> Option<u64> {
 pub fn node_path(surface: SurfaceId, node: NodeId) -> OwnedObjectPath {
     let text = format!("{NODE_PREFIX}{}_{}", surface.0, node.0);
     // Only digits and '_' after a valid prefix: always a valid object path.
+    OwnedObjectPath::from(ObjectPath::from_string_unchecked(text))
+}
+
+/// The path of the hyperlink object of link node `node`.
+pub fn hyperlink_path(surface: SurfaceId, node: NodeId) -> OwnedObjectPath {
+    let text = format!("{NODE_PREFIX}{}_{}{HYPERLINK_SUFFIX}", surface.0, node.0);
+    // Digits, '_' and letters after a valid prefix: always a valid object path.
     OwnedObjectPath::from(ObjectPath::from_string_unchecked(text))
 }
 
@@ -88,6 +116,11 @@ pub fn root_ref(unique_name: &str) -> ObjectRef {
 /// A reference to a node.
 pub fn node_ref(unique_name: &str, surface: SurfaceId, node: NodeId) -> ObjectRef {
     local_ref(unique_name, node_path(surface, node))
+}
+
+/// A reference to the hyperlink object of a link node.
+pub fn hyperlink_ref(unique_name: &str, surface: SurfaceId, node: NodeId) -> ObjectRef {
+    local_ref(unique_name, hyperlink_path(surface, node))
 }
 
 /// The desktop reference from `Socket.Embed`, or null before registration
@@ -128,6 +161,28 @@ mod tests {
     }
 
     #[test]
+    fn hyperlink_paths_round_trip_apart_from_node_paths() {
+        let path = hyperlink_path(SurfaceId(3), NodeId(42));
+        assert_eq!(path.as_str(), "/org/a11y/atspi/accessible/3_42_hyperlink");
+        assert_eq!(
+            parse(path.as_str()),
+            Some(ObjectAddress::Hyperlink {
+                surface: SurfaceId(3),
+                node: NodeId(42)
+            })
+        );
+        assert_ne!(path, node_path(SurfaceId(3), NodeId(42)));
+        let max = hyperlink_path(SurfaceId(u32::MAX), NodeId(u64::MAX));
+        assert_eq!(
+            parse(max.as_str()),
+            Some(ObjectAddress::Hyperlink {
+                surface: SurfaceId(u32::MAX),
+                node: NodeId(u64::MAX)
+            })
+        );
+    }
+
+    #[test]
     fn fixed_paths_parse() {
         assert_eq!(parse(ROOT_PATH), Some(ObjectAddress::Root));
         assert_eq!(parse(CACHE_PATH), Some(ObjectAddress::Cache));
@@ -147,6 +202,14 @@ mod tests {
             "/org/a11y/atspi/accessible/4294967296_1",
             "/org/a11y/atspi/accessible/1_18446744073709551616",
             "/org/a11y/atspi/accessible/1/2",
+            "/org/a11y/atspi/accessible/_hyperlink",
+            "/org/a11y/atspi/accessible/1_hyperlink",
+            "/org/a11y/atspi/accessible/1__hyperlink",
+            "/org/a11y/atspi/accessible/01_1_hyperlink",
+            "/org/a11y/atspi/accessible/1_01_hyperlink",
+            "/org/a11y/atspi/accessible/1_2_hyperlink_hyperlink",
+            "/org/a11y/atspi/accessible/1_2_Hyperlink",
+            "/org/a11y/atspi/accessible/1_2_hyperlinks",
             NULL_PATH,
         ] {
             assert_eq!(parse(bad), None, "{bad}");

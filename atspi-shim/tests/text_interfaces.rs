@@ -74,6 +74,17 @@ impl App {
         member: &str,
         body: &B,
     ) -> Handled {
+        self.handle_at(&path(node), Some(interface), member, body)
+    }
+
+    /// A call on any object path; `interface` `None` leaves the field out.
+    fn handle_at<B: Serialize + DynamicType>(
+        &self,
+        object: &str,
+        interface: Option<&str>,
+        member: &str,
+        body: &B,
+    ) -> Handled {
         let app = AppContext {
             replica: &self.replica,
             info: &self.info,
@@ -81,10 +92,12 @@ impl App {
             desktop: None,
             app_id: 0,
         };
-        let call = Message::method_call(path(node).as_str(), member)
-            .and_then(|b| b.interface(interface))
-            .and_then(|b| b.build(body))
-            .expect("method call builds");
+        let builder = Message::method_call(object, member).expect("method call builds");
+        let builder = match interface {
+            Some(interface) => builder.interface(interface).expect("interface name"),
+            None => builder,
+        };
+        let call = builder.build(body).expect("method call builds");
         handle_call(&app, &call).expect("a method call gets a reply")
     }
 
@@ -95,12 +108,23 @@ impl App {
         member: &str,
         body: &B,
     ) -> R {
-        let handled = self.handle(node, interface, member, body);
+        self.ok_at(&path(node), Some(interface), member, body)
+    }
+
+    /// A call on any object path that must succeed, its reply decoded as `R`.
+    fn ok_at<R: DeserializeOwned + Type, B: Serialize + DynamicType>(
+        &self,
+        object: &str,
+        interface: Option<&str>,
+        member: &str,
+        body: &B,
+    ) -> R {
+        let handled = self.handle_at(object, interface, member, body);
         let header = handled.reply.header();
         assert_eq!(
             header.message_type(),
             MessageType::MethodReturn,
-            "{interface}.{member} on node {node} failed: {:?} {:?}",
+            "{interface:?}.{member} on {object} failed: {:?} {:?}",
             header.error_name(),
             handled.reply.body().deserialize::<String>().ok()
         );
@@ -118,7 +142,18 @@ impl App {
         member: &str,
         body: &B,
     ) -> String {
-        let handled = self.handle(node, interface, member, body);
+        self.error_name_at(&path(node), interface, member, body)
+    }
+
+    /// The error name of a call on any object path that must fail.
+    fn error_name_at<B: Serialize + DynamicType>(
+        &self,
+        object: &str,
+        interface: &str,
+        member: &str,
+        body: &B,
+    ) -> String {
+        let handled = self.handle_at(object, Some(interface), member, body);
         let header = handled.reply.header();
         assert_eq!(header.message_type(), MessageType::Error);
         header
@@ -139,6 +174,11 @@ impl App {
 
 fn path(node: u64) -> String {
     format!("/org/a11y/atspi/accessible/{}_{node}", SURFACE.0)
+}
+
+/// The path of the hyperlink object of link node `node`.
+fn hyperlink_path(node: u64) -> String {
+    format!("{}_hyperlink", path(node))
 }
 
 fn run(text: &str, word_starts: &[u8]) -> Node {
@@ -344,7 +384,7 @@ fn links_are_exposed_through_hypertext_and_hyperlink() {
     let (link,): ((String, OwnedObjectPath),) = app.ok(1, HYPERTEXT, "GetLink", &(0,));
     assert_eq!(
         (link.0.as_str(), link.1.as_str()),
-        (UNIQUE_NAME, path(3).as_str())
+        (UNIQUE_NAME, hyperlink_path(3).as_str())
     );
     let index: i32 = app.ok(1, HYPERTEXT, "GetLinkIndex", &(7,));
     assert_eq!(index, 0);
@@ -352,6 +392,63 @@ fn links_are_exposed_through_hypertext_and_hyperlink() {
     assert_eq!(int(app.prop(3, HYPERLINK, "EndIndex")), 15);
     let uri: String = app.ok(3, HYPERLINK, "GetURI", &(0,));
     assert_eq!(uri, "https://example.org/manual.pdf");
+}
+
+/// GetLink's object: a hyperlink apart from the link's accessible (libatspi
+/// caches both kinds in one table keyed by path), serving only Hyperlink.
+#[test]
+fn hyperlink_object_serves_only_hyperlink() {
+    let app = web();
+    let link = hyperlink_path(3);
+    let get = |name: &str| -> OwnedValue {
+        let (value,): (OwnedValue,) = app.ok_at(&link, Some(PROPERTIES), "Get", &(HYPERLINK, name));
+        value
+    };
+    assert_eq!(int(get("StartIndex")), 5);
+    assert_eq!(int(get("EndIndex")), 15);
+    assert_eq!(i16::try_from(get("NAnchors")).expect("n"), 1);
+    let all: BTreeMap<String, OwnedValue> =
+        app.ok_at(&link, Some(PROPERTIES), "GetAll", &(HYPERLINK,));
+    assert_eq!(
+        all.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["EndIndex", "NAnchors", "StartIndex"]
+    );
+    let (object,): ((String, OwnedObjectPath),) =
+        app.ok_at(&link, Some(HYPERLINK), "GetObject", &(0,));
+    assert_eq!(
+        (object.0.as_str(), object.1.as_str()),
+        (UNIQUE_NAME, path(3).as_str())
+    );
+    let uri: String = app.ok_at(&link, None, "GetURI", &(0,));
+    assert_eq!(uri, "https://example.org/manual.pdf");
+    assert!(app.ok_at::<bool, _>(&link, Some(HYPERLINK), "IsValid", &()));
+    let () = app.ok_at(&link, Some("org.freedesktop.DBus.Peer"), "Ping", &());
+    let xml: String = app.ok_at(
+        &link,
+        Some("org.freedesktop.DBus.Introspectable"),
+        "Introspect",
+        &(),
+    );
+    assert!(xml.contains(HYPERLINK), "{xml}");
+    assert!(!xml.contains(ACCESSIBLE), "{xml}");
+    assert!(!xml.contains(TEXT), "{xml}");
+    assert_eq!(
+        app.error_name_at(&link, ACCESSIBLE, "GetRole", &()),
+        "org.freedesktop.DBus.Error.UnknownInterface"
+    );
+    assert_eq!(
+        app.error_name_at(&link, PROPERTIES, "Get", &(ACCESSIBLE, "Name")),
+        "org.freedesktop.DBus.Error.UnknownInterface"
+    );
+    // Only link nodes have a hyperlink object.
+    assert_eq!(
+        app.error_name_at(&hyperlink_path(1), HYPERLINK, "IsValid", &()),
+        "org.freedesktop.DBus.Error.UnknownObject"
+    );
+    assert_eq!(
+        app.error_name_at(&hyperlink_path(99), HYPERLINK, "IsValid", &()),
+        "org.freedesktop.DBus.Error.UnknownObject"
+    );
 }
 
 #[test]

@@ -219,16 +219,13 @@ fn check_reference(golden: &str, speech: &OrcaSpeech) {
     }
 }
 
-/// Ignored until the shim gives hyperlinks their own object paths: Hypertext.GetLink answers
-/// with the link node's accessible path, and libatspi keeps accessibles and hyperlinks in one
-/// per-application table keyed by path (atspi-misc.c `ref_hyperlink`/`ref_accessible`), so
-/// pyatspi hands Orca the cached Accessible instead of a Hyperlink; Orca 43.1's braille code
-/// (braille.py 740, `link.startIndex`) then raises for every focus inside the document and
-/// nothing is spoken (observed: only "Newton fixtures frame." and the key echoes). With a bridge
-/// built without Hypertext, this test passes as it stands.
+/// Headings and links inside the document. Hypertext.GetLink answers with each link's own
+/// hyperlink object (`<surface>_<node>_hyperlink`), not the link's accessible path: libatspi
+/// keeps accessibles and hyperlinks in one per-application table keyed by path
+/// (atspi-misc.c `ref_hyperlink`/`ref_accessible`), so a shared path made pyatspi hand Orca an
+/// Accessible where it wants a Hyperlink, and Orca 43.1's braille code (braille.py 740,
+/// `link.startIndex`) raised for every focus inside the document, speaking nothing.
 #[test]
-#[ignore = "shim bug: Hypertext.GetLink returns the link's accessible path; Orca 43.1 then fails \
-            to present any focus inside the document (see the doc comment)"]
 fn orca_reads_headings_and_links_of_doc_small() {
     if skip_loudly() {
         return;
@@ -261,9 +258,8 @@ fn orca_reads_headings_and_links_of_doc_small() {
             "Components heading level 2.",
         ],
     );
-    // Reference recorded with a bridge built without Hypertext (which avoids the GetLink bug
-    // above; nothing else differs), reviewed against fixtures/gen/src/doc.rs: the document's
-    // label, heading texts and levels, link texts. Re-check it once GetLink is fixed.
+    // Reference reviewed against fixtures/gen/src/doc.rs: the document's label, heading texts
+    // and levels, link texts.
     check_reference("orca-doc-small.json", &speech);
 }
 
