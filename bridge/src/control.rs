@@ -272,6 +272,9 @@ async fn own_bus_name() {
             return;
         }
     };
+    // An (empty) object server first: calls to the name then get proper
+    // D-Bus errors instead of being ignored.
+    let _ = conn.object_server();
     let flags = zbus::fdo::RequestNameFlags::DoNotQueue.into();
     match conn.request_name_with_flags(BUS_NAME, flags).await {
         Ok(_) => {
