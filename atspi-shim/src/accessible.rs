@@ -12,7 +12,7 @@ use crate::objects::{self, client_index, to_i32, Parent};
 use crate::paths::{self, ObjectRef};
 use crate::properties::{bcp47_to_posix, default_object_locale, owned, owned_ref};
 use crate::reply::{args, method_return};
-use crate::{dispatch, relations, roles, states, CallError, Handled};
+use crate::{dispatch, relations, roles, states, table_cell, CallError, Handled};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Accessible";
 pub(crate) const PROPERTIES: &[&str] = &[
@@ -287,6 +287,14 @@ pub(crate) fn attributes(ctx: &NodeCtx) -> HashMap<String, String> {
     }
     if let Some(popup) = node.has_popup() {
         put("haspopup", format!("{popup:?}").to_lowercase());
+    }
+    // Orca 43.1 (script_utilities.cellIndex) reads a cell's row and column
+    // through Table.GetRowAtIndex/GetColumnAtIndex of this index, and without
+    // it uses GetIndexInParent, which for a cell inside a row is its column.
+    if table_cell::supported(ctx) {
+        if let Some(index) = table_cell::table_index(ctx) {
+            put("table-cell-index", index.to_string());
+        }
     }
     if let Some(xml_role) = xml_role(node.role()) {
         put("xml-roles", xml_role.to_owned());

@@ -28,6 +28,19 @@ fn placement(ctx: &NodeCtx) -> Option<(usize, usize, usize, usize)> {
         .map(|c| (c.row, c.column, c.row_span, c.column_span))
 }
 
+/// The cell's index in its table's `Table.GetIndexAt` numbering
+/// (`row * NColumns + column`), if the table places it inside its grid.
+pub(crate) fn table_index(ctx: &NodeCtx) -> Option<usize> {
+    let table = table_of(&ctx.node)?;
+    let grid = Grid::of(&table);
+    let cell = grid.cell_of(&ctx.node)?;
+    (cell.row < grid.row_count && cell.column < grid.column_count).then(|| {
+        cell.row
+            .saturating_mul(grid.column_count)
+            .saturating_add(cell.column)
+    })
+}
+
 pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
     let (row, column, row_span, column_span) = placement(ctx).unwrap_or((0, 0, 1, 1));
     match name {

@@ -524,6 +524,36 @@ fn tables_and_cells() {
     assert!(interfaces.iter().any(|i| i == "org.a11y.atspi.TableCell"));
 }
 
+/// Orca 43.1 reads a cell's row and column through `table-cell-index` and
+/// Table.GetRowAtIndex/GetColumnAtIndex; the index is GetIndexAt's.
+#[test]
+fn cells_carry_their_table_index() {
+    let h = grid();
+    let table = "org.a11y.atspi.Table";
+    let index_attr = |id: u64| {
+        let attrs: HashMap<String, String> = h.ok(&node(id), ACCESSIBLE, "GetAttributes", &());
+        attrs.get("table-cell-index").cloned()
+    };
+    for (id, row, column) in [
+        (10u64, 0i32, 0i32),
+        (11, 0, 1),
+        (12, 1, 0),
+        (13, 1, 1),
+        (14, 2, 0),
+    ] {
+        let expected: i32 = h.ok(&node(2), table, "GetIndexAt", &(row, column));
+        assert_eq!(index_attr(id), Some(expected.to_string()), "node {id}");
+        let back: (i32, i32) = (
+            h.ok(&node(2), table, "GetRowAtIndex", &(expected,)),
+            h.ok(&node(2), table, "GetColumnAtIndex", &(expected,)),
+        );
+        assert_eq!(back, (row, column), "node {id}");
+    }
+    assert_eq!(index_attr(13), Some("3".to_owned()));
+    assert_eq!(index_attr(2), None, "the table itself is no cell");
+    assert_eq!(index_attr(5), None, "a row is no cell");
+}
+
 #[test]
 fn xml_roles_keep_aria_distinctions() {
     let h = grid();

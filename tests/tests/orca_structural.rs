@@ -293,16 +293,17 @@ fn orca_reads_cells_of_grid_small_with_headers() {
             "78.",
             // Same row, next column: the column header, then the cell.
             "Science column header 93.",
-            // Where Am I: the row and column headers, the role and the cell. Its position is
-            // "column 3 of 5 row 1 of 6": Orca 43.1 (speech_generator.py
-            // `_generateColumnAndRow`) takes the cell's table index from its
-            // `table-cell-index` attribute, else from GetIndexInParent (the column, since cells
-            // live in rows), so the row number is wrong until the bridge exposes
-            // `table-cell-index` on cells.
+            // Where Am I: the row and column headers, the role and the cell, then its position
+            // in the full layout (fixtures/gen/src/table.rs: row 0 and column 0 are headers, so
+            // Ada's Science score is row 1, column 2, 0-based). Orca 43.1
+            // (speech_generator.py `_generateColumnAndRow`) finds it through the cell's
+            // `table-cell-index` attribute and Table.GetRowAtIndex/GetColumnAtIndex; without
+            // the attribute it would use GetIndexInParent (the column, as cells live in rows)
+            // and say "row 1 of 6".
             "Science.",
             "Ada.",
             "93.",
-            "column 3 of 5 row 1 of 6.",
+            "column 3 of 5 row 2 of 6.",
             // A new row is read whole again (only the first frame is sent: 72, not "100").
             "Grace.",
             "87.",
@@ -314,6 +315,8 @@ fn orca_reads_cells_of_grid_small_with_headers() {
             "Music.",
             "Edsger.",
             "99.",
+            // Edsger's Music score: row 4, column 4 (0-based) of the full layout.
+            "column 5 of 5 row 5 of 6.",
         ],
     );
     check_reference("orca-grid-small.json", &speech);
