@@ -78,10 +78,12 @@ uninstall:
 # Debian wants compressed man pages and a stripped binary (the release profile keeps
 # debug info for backtraces; DEBFLAGS=--dbgsym moves it to a -dbgsym package instead).
 DEBFLAGS ?= --strip
+# --no-build: package the release binary `generate` just built instead of
+# letting cargo-deb compile it a second time.
 deb:
 	$(MAKE) generate PREFIX=/usr
 	gzip -9nf $(GEN)/man/*.1
-	$(CARGO) deb -p $(NAME) $(DEBFLAGS) $(CARGOFLAGS)
+	$(CARGO) deb -p $(NAME) --no-build $(DEBFLAGS) $(CARGOFLAGS)
 
 clean:
 	rm -rf $(GEN)

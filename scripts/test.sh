@@ -47,4 +47,7 @@ step "cargo test --workspace"
 # --no-fail-fast: report every failing test binary, not just the first.
 cargo test --workspace --no-fail-fast
 
+step "packaging: make install into a scratch DESTDIR, then the .deb"
+scripts/check-packaging.sh
+
 step "all checks passed in $((SECONDS - start)) s"
