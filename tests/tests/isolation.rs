@@ -1,0 +1,753 @@
+//! One application cannot hurt another: a sender flooding commits, a sender sending malformed or
+//! oversized frames, a sender naming surfaces it does not own, and an AT client flooding calls
+//! must all leave a normal application's answers (and its AT clients) untouched.
+//!
+//! Senders are raw socket clients (JSON frames, docs/protocol.md) so a test can send anything.
+//! Latency under each flood is measured against the same run's quiet baseline and printed as a
+//! ratio, never asserted (the machine is shared).
+//!
+//! Run with `cargo test -p newton-e2e --test isolation -- --nocapture --test-threads 1` after
+//! `cargo build -p newton-atspi-bridge`. No Xvfb, no Orca.
+
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use newton_e2e::{bridge_binary, wait_until, SessionOptions, TestSession};
+use serde_json::{json, Value};
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+/// Bound for every wait: generous, the machine is shared.
+const WAIT: Duration = Duration::from_secs(60);
+const ROOT: &str = "/org/a11y/atspi/accessible/root";
+const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+const CALM_APP: &str = "Calm app";
+/// Buttons in the calm application's window.
+const CALM_BUTTONS: u64 = 20;
+const ROUNDS: usize = 40;
+const TREE_ID: &str = "00000000-0000-0000-0000-000000000000";
+
+type ObjRef = (String, OwnedObjectPath);
+
+// ---------------------------------------------------------------------------------------------
+// Session and bridge
+// ---------------------------------------------------------------------------------------------
+
+fn start_session() -> TestSession {
+    let options = SessionOptions {
+        xvfb: false,
+        atspi: true,
+        ready_timeout: WAIT,
+    };
+    TestSession::start(options).expect("start the test session")
+}
+
+/// `serve --socket <dir>/bridge.sock` plus `extra` arguments; waits until the socket accepts.
+fn start_bridge(session: &mut TestSession, extra: &[&str]) -> (u32, PathBuf) {
+    let socket = session.dir().join("bridge.sock");
+    let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .args(["--log-level", "debug"])
+        .args(extra);
+    let pid = session.spawn("bridge", cmd).expect("start the bridge");
+    wait_until("the bridge socket to accept connections", WAIT, || {
+        session.ensure_running(pid)?;
+        Ok(UnixStream::connect(&socket).is_ok())
+    })
+    .expect("the bridge accepts senders");
+    (pid, socket)
+}
+
+fn a11y_address(session: &TestSession) -> String {
+    session
+        .a11y_bus_address()
+        .expect("the session has an a11y bus")
+        .to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A raw sender: JSON frames, anything may be sent.
+// ---------------------------------------------------------------------------------------------
+
+struct RawSender {
+    stream: UnixStream,
+    pending: Vec<u8>,
+    serial: u64,
+}
+
+impl RawSender {
+    fn connect(socket: &Path, name: &str) -> RawSender {
+        let stream = UnixStream::connect(socket).expect("connect to the bridge");
+        let mut sender = RawSender {
+            stream,
+            pending: Vec::new(),
+            serial: 0,
+        };
+        let app_id = format!("org.newton.isolation.{}", name.replace(' ', "-"));
+        sender.send(&json!({"protocol": 1, "encoding": "json", "app": {
+            "appId": app_id, "name": name, "pid": null,
+            "toolkitName": "isolation-test", "toolkitVersion": "1"}}));
+        let welcome = sender.recv().expect("a welcome");
+        assert!(
+            welcome.get("welcome").is_some(),
+            "expected the welcome: {welcome}"
+        );
+        sender
+    }
+
+    fn send(&mut self, message: &Value) {
+        let payload = serde_json::to_vec(message).expect("JSON encodes");
+        self.send_raw(&payload);
+    }
+
+    /// Writes one frame (length prefix + payload) without looking at the payload.
+    fn send_raw(&mut self, payload: &[u8]) {
+        let length = u32::try_from(payload.len()).expect("frame under 4 GiB");
+        let mut bytes = length.to_le_bytes().to_vec();
+        bytes.extend_from_slice(payload);
+        self.stream.write_all(&bytes).expect("write to the bridge");
+    }
+
+    fn next_serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// The next bridge message (bounded by WAIT); None when the bridge closed.
+    fn recv(&mut self) -> Option<Value> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(prefix) = self.pending.get(..4) {
+                let end = 4 + u32::from_le_bytes(prefix.try_into().ok()?) as usize;
+                if let Some(payload) = self.pending.get(4..end) {
+                    let message = serde_json::from_slice(payload).expect("bridge frame is JSON");
+                    self.pending.drain(..end);
+                    return Some(message);
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no bridge message within {WAIT:?}");
+            let _ = self.stream.set_read_timeout(Some(left));
+            let mut chunk = [0u8; 65536];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self
+                    .pending
+                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits until everything sent was processed; returns the messages that came before.
+    fn sync(&mut self) -> Vec<Value> {
+        let serial = self.next_serial();
+        self.send(&json!({"sync": {"serial": serial}}));
+        let mut before = Vec::new();
+        loop {
+            let message = self.recv().expect("the bridge answers the sync");
+            if message["syncDone"]["serial"] == serial {
+                return before;
+            }
+            before.push(message);
+        }
+    }
+
+    fn create_surface(&mut self, surface: u32, title: &str) {
+        self.send(&json!({"createSurface": {"surface": surface, "title": title}}));
+    }
+
+    /// Buffers `update` for `surface` and commits it (no wait).
+    fn commit(&mut self, surface: u32, update: Value) -> u64 {
+        self.send(&json!({"update": {"surface": surface, "update": update}}));
+        let serial = self.next_serial();
+        self.send(&json!({"commit": {"surface": surface, "serial": serial}}));
+        serial
+    }
+
+    /// Creates `surface` holding `window(title, buttons)` and waits until it landed cleanly.
+    fn show_window(&mut self, surface: u32, title: &str, label: &str, buttons: u64) {
+        self.create_surface(surface, title);
+        self.commit(surface, window(title, label, buttons));
+        self.send(&json!({"focus": {"surface": surface}}));
+        let replies = self.sync();
+        assert!(
+            replies.iter().all(|m| m.get("rejected").is_none()),
+            "the window was rejected: {replies:?}"
+        );
+    }
+}
+
+/// A full tree: a window (id 1) whose children are `buttons` buttons (ids 2..) labelled
+/// "`label` <n>".
+fn window(title: &str, label: &str, buttons: u64) -> Value {
+    let children: Vec<u64> = (2..buttons + 2).collect();
+    let mut nodes = vec![
+        json!([1, {"role": "window", "actions": 0, "childActions": 0,
+        "flags": 0, "properties": {"children": children, "label": title}}]),
+    ];
+    nodes.extend((2..buttons + 2).map(|id| json!([id, button(&format!("{label} {id}"))])));
+    json!({"nodes": nodes,
+           "tree": {"root": 1, "toolkitName": null, "toolkitVersion": null},
+           "treeId": TREE_ID, "focus": 1})
+}
+
+/// An incremental update relabelling button `id`.
+fn relabel(id: u64, label: &str) -> Value {
+    json!({"nodes": [[id, button(label)]], "tree": null, "treeId": TREE_ID, "focus": 1})
+}
+
+fn button(label: &str) -> Value {
+    json!({"role": "button", "actions": 1, "childActions": 0, "flags": 0,
+           "properties": {"label": label}})
+}
+
+// ---------------------------------------------------------------------------------------------
+// An AT client: raw zbus calls on the a11y bus.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone)]
+struct Client {
+    conn: zbus::Connection,
+}
+
+impl Client {
+    fn connect(address: &str) -> Client {
+        let conn = async_io::block_on(async {
+            zbus::connection::Builder::address(address)?.build().await
+        })
+        .expect("connect to the a11y bus");
+        Client { conn }
+    }
+
+    fn call<B, R>(
+        &self,
+        dest: &str,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> zbus::Result<R>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        async_io::block_on(async {
+            let reply = self
+                .conn
+                .call_method(Some(dest), path, Some(iface), method, body)
+                .await?;
+            reply.body().deserialize::<R>()
+        })
+    }
+
+    fn name(&self, dest: &str, path: &str) -> zbus::Result<String> {
+        let value: OwnedValue = self.call(
+            dest,
+            path,
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            &(ACCESSIBLE, "Name"),
+        )?;
+        String::try_from(value).map_err(zbus::Error::from)
+    }
+
+    fn children(&self, dest: &str, path: &str) -> zbus::Result<Vec<ObjRef>> {
+        self.call(dest, path, ACCESSIBLE, "GetChildren", &())
+    }
+
+    /// Names of the applications on the desktop.
+    fn app_names(&self) -> Vec<String> {
+        let apps = self
+            .children("org.a11y.atspi.Registry", ROOT)
+            .unwrap_or_default();
+        apps.iter()
+            .filter_map(|(bus, _)| self.name(bus, ROOT).ok())
+            .collect()
+    }
+
+    /// Bus name of the desktop application named `app`, waiting (bounded) for it.
+    fn app_bus(&self, app: &str) -> String {
+        let mut found = None;
+        wait_until(&format!("application `{app}` on the desktop"), WAIT, || {
+            let apps = self
+                .children("org.a11y.atspi.Registry", ROOT)
+                .unwrap_or_default();
+            found = apps
+                .into_iter()
+                .map(|(bus, _)| bus)
+                .find(|bus| self.name(bus, ROOT).is_ok_and(|n| n == app));
+            Ok(found.is_some())
+        })
+        .unwrap_or_else(|_| panic!("`{app}` never appeared; desktop: {:?}", self.app_names()));
+        found.unwrap_or_default()
+    }
+
+    /// The window (first child of the application root) and its children's names.
+    fn window_and_labels(&self, bus: &str) -> (String, Vec<String>) {
+        let window = self
+            .children(bus, ROOT)
+            .expect("application children")
+            .into_iter()
+            .next()
+            .map(|(_, p)| p.to_string())
+            .expect("the application has a window");
+        let labels = self
+            .children(bus, &window)
+            .expect("window children")
+            .iter()
+            .map(|(_, p)| self.name(bus, p).expect("a button's name"))
+            .collect();
+        (window, labels)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixed query mix and its measurement.
+// ---------------------------------------------------------------------------------------------
+
+/// The objects the mix asks about, in one application.
+struct Target {
+    bus: String,
+    window: String,
+    button: String,
+}
+
+impl Target {
+    fn find(client: &Client, app: &str) -> Target {
+        let bus = client.app_bus(app);
+        let (window, _) = client.window_and_labels(&bus);
+        let button = client
+            .children(&bus, &window)
+            .expect("window children")
+            .into_iter()
+            .next()
+            .map(|(_, p)| p.to_string())
+            .expect("the window has a button");
+        Target {
+            bus,
+            window,
+            button,
+        }
+    }
+}
+
+/// One pass's answers (as Debug text, first round), errors and latencies.
+#[derive(Default)]
+struct Pass {
+    answers: Vec<String>,
+    errors: Vec<String>,
+    latencies: Vec<Duration>,
+}
+
+/// Name / GetRole / GetState / GetChildAtIndex, `rounds` times; answers must not change.
+fn run_mix(client: &Client, target: &Target, rounds: usize) -> Pass {
+    let mut pass = Pass::default();
+    for round in 0..rounds {
+        let answers = [
+            timed(&mut pass, || client.name(&target.bus, &target.button)),
+            timed(&mut pass, || {
+                client.call::<_, u32>(&target.bus, &target.button, ACCESSIBLE, "GetRole", &())
+            }),
+            timed(&mut pass, || {
+                client.call::<_, Vec<u32>>(&target.bus, &target.button, ACCESSIBLE, "GetState", &())
+            }),
+            timed(&mut pass, || {
+                client.call::<_, ObjRef>(
+                    &target.bus,
+                    &target.window,
+                    ACCESSIBLE,
+                    "GetChildAtIndex",
+                    &(0i32,),
+                )
+            }),
+        ];
+        for (index, answer) in answers.into_iter().enumerate() {
+            match answer {
+                Err(e) => pass.errors.push(e),
+                Ok(text) if round == 0 => pass.answers.push(text),
+                Ok(text) if pass.answers.get(index) != Some(&text) => pass
+                    .errors
+                    .push(format!("query {index} changed its answer to {text}")),
+                Ok(_) => {}
+            }
+        }
+    }
+    pass
+}
+
+/// Repeats the mix for at least `at_least` and until `done()`, bounded by [`WAIT`].
+fn run_mix_while(
+    client: &Client,
+    target: &Target,
+    at_least: Duration,
+    done: impl Fn() -> bool,
+) -> Pass {
+    let start = Instant::now();
+    let mut total = run_mix(client, target, ROUNDS);
+    while (start.elapsed() < at_least || !done()) && start.elapsed() < WAIT {
+        let more = run_mix(client, target, ROUNDS);
+        if more.answers != total.answers {
+            total
+                .errors
+                .push(format!("answers changed to {:?}", more.answers));
+        }
+        total.errors.extend(more.errors);
+        total.latencies.extend(more.latencies);
+    }
+    total
+}
+
+fn timed<R: std::fmt::Debug>(
+    pass: &mut Pass,
+    query: impl FnOnce() -> zbus::Result<R>,
+) -> Result<String, String> {
+    let start = Instant::now();
+    let answer = query();
+    pass.latencies.push(start.elapsed());
+    answer.map(|r| format!("{r:?}")).map_err(|e| e.to_string())
+}
+
+fn median(latencies: &[Duration]) -> Duration {
+    let mut sorted = latencies.to_vec();
+    sorted.sort();
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
+
+fn ratio(loaded: Duration, quiet: Duration) -> f64 {
+    loaded.as_secs_f64() / quiet.as_secs_f64().max(f64::MIN_POSITIVE)
+}
+
+/// Asserts both passes are clean and answered the same.
+fn assert_same(quiet: &Pass, loaded: &Pass, label: &str) {
+    assert!(quiet.errors.is_empty(), "quiet pass: {:#?}", quiet.errors);
+    assert!(loaded.errors.is_empty(), "{label}: {:#?}", loaded.errors);
+    assert_eq!(quiet.answers, loaded.answers, "{label}: answers changed");
+}
+
+/// The calm application: one window of buttons "Calm <n>", shown and checked.
+fn calm_app(socket: &Path) -> RawSender {
+    let mut calm = RawSender::connect(socket, CALM_APP);
+    calm.show_window(1, "Calm window", "Calm", CALM_BUTTONS);
+    calm
+}
+
+fn shutdown(session: TestSession) {
+    let report = session.shutdown();
+    assert!(report.is_clean(), "teardown left processes: {report:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) A flooding sender beside a normal application.
+// ---------------------------------------------------------------------------------------------
+
+/// Nodes in the flooding sender's big tree.
+const FLOOD_NODES: u64 = 20_000;
+/// Small relabels between two big-tree replacements.
+const FLOOD_SMALL_COMMITS: u64 = 200;
+/// Shortest measurement under a flood (longer while the flood has done fewer than 3 rounds).
+const FLOODED_AT_LEAST: Duration = Duration::from_secs(5);
+
+/// Pushes (a 20k-node tree replaced, then many small commits) until `stop`; counts commits.
+fn flood(socket: PathBuf, stop: Arc<AtomicBool>, commits: Arc<AtomicU64>) -> Vec<Value> {
+    let mut flooder = RawSender::connect(&socket, "Flood app");
+    flooder.create_surface(1, "Flood window");
+    let mut problems = Vec::new();
+    let mut generation = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        generation += 1;
+        let label = format!("Flood {generation}");
+        flooder.commit(1, window("Flood window", &label, FLOOD_NODES - 1));
+        for n in 0..FLOOD_SMALL_COMMITS {
+            flooder.commit(1, relabel(2 + n % 100, &format!("{label}.{n}")));
+        }
+        commits.fetch_add(1 + FLOOD_SMALL_COMMITS, Ordering::Relaxed);
+        // Reading keeps its socket drained; what came back must not be a rejection.
+        problems.extend(
+            flooder
+                .sync()
+                .into_iter()
+                .filter(|m| m.get("rejected").is_some()),
+        );
+    }
+    problems
+}
+
+#[test]
+fn a_flooding_sender_leaves_a_normal_application_untouched() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge(&mut session, &[]);
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let target = Target::find(&client, CALM_APP);
+
+    let quiet = run_mix(&client, &target, ROUNDS);
+    let stop = Arc::new(AtomicBool::new(false));
+    let commits = Arc::new(AtomicU64::new(0));
+    let flooder = {
+        let (socket, stop, commits) = (socket.clone(), stop.clone(), commits.clone());
+        std::thread::spawn(move || flood(socket, stop, commits))
+    };
+    // Measure only once the flood is under way (its first big tree has landed).
+    wait_until("the flood's first round", WAIT, || {
+        Ok(commits.load(Ordering::Relaxed) > 0)
+    })
+    .expect("the flooding sender gets going");
+    let before = commits.load(Ordering::Relaxed);
+    let flooded = run_mix_while(&client, &target, FLOODED_AT_LEAST, || {
+        commits.load(Ordering::Relaxed) >= before + 3 * (1 + FLOOD_SMALL_COMMITS)
+    });
+    let during = commits.load(Ordering::Relaxed) - before;
+    stop.store(true, Ordering::Relaxed);
+    let problems = flooder.join().expect("the flood thread ends");
+    let after = run_mix(&client, &target, ROUNDS);
+
+    assert!(
+        problems.is_empty(),
+        "the flood's own commits were rejected: {problems:?}"
+    );
+    assert_same(&quiet, &flooded, "during the flood");
+    assert_same(&quiet, &after, "after the flood");
+    let (q, f) = (median(&quiet.latencies), median(&flooded.latencies));
+    eprintln!(
+        "isolation/flood: {} quiet queries, {} under the flood; median quiet {q:?}, flooded \
+         {f:?}, after {:?}; ratio flooded/quiet = {:.2}; flood commits acknowledged meanwhile: \
+         {during} \
+         ({FLOOD_NODES}-node tree + {FLOOD_SMALL_COMMITS} relabels per round)",
+        quiet.latencies.len(),
+        flooded.latencies.len(),
+        median(&after.latencies),
+        ratio(f, q)
+    );
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) Malformed and oversized frames.
+// ---------------------------------------------------------------------------------------------
+
+/// Node limit given to the bridge for the oversized-update case.
+const MAX_NODES: u64 = 500;
+
+/// Reads until the bridge sends an `error` and closes; returns the reason.
+fn expect_fatal_error(sender: &mut RawSender, what: &str) -> String {
+    let mut reason = None;
+    while let Some(message) = sender.recv() {
+        if let Some(r) = message["error"]["reason"].as_str() {
+            reason = Some(r.to_string());
+        }
+    }
+    reason.unwrap_or_else(|| panic!("{what}: the bridge closed without an error message"))
+}
+
+#[test]
+fn malformed_and_oversized_frames_are_refused_with_their_rule() {
+    let mut session = start_session();
+    let max_nodes = MAX_NODES.to_string();
+    let (bridge, socket) = start_bridge(&mut session, &["--max-nodes", &max_nodes]);
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let target = Target::find(&client, CALM_APP);
+    let before = run_mix(&client, &target, 3);
+
+    // A length prefix far over the bridge's frame limit, then nothing.
+    let mut huge = RawSender::connect(&socket, "Huge frame app");
+    huge.stream
+        .write_all(&u32::MAX.to_le_bytes())
+        .expect("write a length prefix");
+    let huge_reason = expect_fatal_error(&mut huge, "oversized length prefix");
+
+    // A frame of the right length whose payload is not a message.
+    let mut garbage = RawSender::connect(&socket, "Garbage app");
+    garbage.send_raw(b"\xff{not json at all");
+    let garbage_reason = expect_fatal_error(&mut garbage, "undecodable payload");
+
+    // A well-formed update with more nodes than --max-nodes: rejected, connection stays.
+    let mut big = RawSender::connect(&socket, "Too big app");
+    big.create_surface(1, "Too big window");
+    let serial = big.commit(1, window("Too big window", "Big", MAX_NODES + 10));
+    let replies = big.sync();
+    let rejected = replies
+        .iter()
+        .find(|m| m["rejected"]["serial"] == serial)
+        .unwrap_or_else(|| panic!("no rejection of the oversized commit: {replies:?}"));
+    assert_eq!(rejected["rejected"]["rule"], "too-many-nodes", "{rejected}");
+    // Still usable after the rejection: a small tree is accepted.
+    big.commit(1, window("Too big window", "Small", 3));
+    let replies = big.sync();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "a small tree after the rejection: {replies:?}"
+    );
+
+    session.ensure_running(bridge).expect("the bridge survived");
+    let after = run_mix(&client, &target, 3);
+    assert_same(&before, &after, "after the malformed senders");
+    let apps = client.app_names();
+    assert!(
+        !apps
+            .iter()
+            .any(|a| a == "Huge frame app" || a == "Garbage app"),
+        "a refused connection left its app on the desktop: {apps:?}"
+    );
+    eprintln!(
+        "isolation/malformed: length prefix {} → error {huge_reason:?}; garbage payload → \
+         error {garbage_reason:?}; {} nodes with --max-nodes {MAX_NODES} → rejected {:?}",
+        u32::MAX,
+        MAX_NODES + 11,
+        rejected["rejected"]["reason"]
+    );
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) A sender addresses only its own surfaces.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn senders_reach_only_their_own_surfaces() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge(&mut session, &[]);
+    let mut alpha = RawSender::connect(&socket, "Alpha app");
+    alpha.show_window(1, "Alpha window", "Alpha", 3);
+    let mut beta = RawSender::connect(&socket, "Beta app");
+    beta.show_window(1, "Beta window", "Beta", 4);
+
+    // A surface beta never created (it is alpha's id 2 space, or nobody's).
+    alpha.show_window(2, "Alpha second", "Alpha two", 2);
+    let serial = beta.commit(2, window("Stolen", "Stolen", 2));
+    let replies = beta.sync();
+    let rejected = replies
+        .iter()
+        .find(|m| m["rejected"]["serial"] == serial)
+        .unwrap_or_else(|| panic!("no rejection of a commit to surface 2: {replies:?}"));
+    assert_eq!(
+        rejected["rejected"]["rule"], "unknown-surface",
+        "{rejected}"
+    );
+
+    // Beta replaces its surface 1 (same id as alpha's): alpha's tree must not move.
+    beta.commit(1, relabel(2, "Beta changed"));
+    assert!(beta.sync().iter().all(|m| m.get("rejected").is_none()));
+
+    let client = Client::connect(&a11y_address(&session));
+    let alpha_bus = client.app_bus("Alpha app");
+    let beta_bus = client.app_bus("Beta app");
+    assert_ne!(alpha_bus, beta_bus, "each sender is its own application");
+    let alpha_windows = client.children(&alpha_bus, ROOT).expect("alpha's windows");
+    assert_eq!(alpha_windows.len(), 2, "alpha has its two surfaces");
+    let (_, alpha_labels) = client.window_and_labels(&alpha_bus);
+    let (_, beta_labels) = client.window_and_labels(&beta_bus);
+    assert_eq!(alpha_labels, ["Alpha 2", "Alpha 3", "Alpha 4"]);
+    assert_eq!(beta_labels, ["Beta changed", "Beta 3", "Beta 4", "Beta 5"]);
+    let names: Vec<String> = client
+        .children(&beta_bus, ROOT)
+        .expect("beta's windows")
+        .iter()
+        .map(|(_, p)| client.name(&beta_bus, p).unwrap_or_default())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n == "Stolen"),
+        "beta's windows: {names:?}"
+    );
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (d) An AT client flooding calls does not starve another client.
+// ---------------------------------------------------------------------------------------------
+
+const BIG_APP_NODES: u64 = 10_000;
+
+type CacheItem = (
+    ObjRef,
+    ObjRef,
+    ObjRef,
+    i32,
+    i32,
+    Vec<String>,
+    String,
+    u32,
+    String,
+    Vec<u32>,
+);
+
+/// GetItems on `bus` in a tight loop from its own connection until `stop`; counts calls, errors.
+fn flood_get_items(address: String, bus: String, stop: Arc<AtomicBool>) -> (u64, Vec<String>) {
+    let client = Client::connect(&address);
+    let (mut calls, mut errors) = (0u64, Vec::new());
+    while !stop.load(Ordering::Relaxed) {
+        let items: zbus::Result<Vec<CacheItem>> = client.call(
+            &bus,
+            "/org/a11y/atspi/cache",
+            "org.a11y.atspi.Cache",
+            "GetItems",
+            &(),
+        );
+        match items {
+            Ok(items) if items.len() as u64 >= BIG_APP_NODES => calls += 1,
+            Ok(items) => errors.push(format!("GetItems returned {} items", items.len())),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    (calls, errors)
+}
+
+#[test]
+fn an_at_client_flooding_calls_does_not_starve_another() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge(&mut session, &[]);
+    let _calm = calm_app(&socket);
+    let mut big = RawSender::connect(&socket, "Big app");
+    big.show_window(1, "Big window", "Item", BIG_APP_NODES - 1);
+    let address = a11y_address(&session);
+    let client = Client::connect(&address);
+    let target = Target::find(&client, CALM_APP);
+    let big_bus = client.app_bus("Big app");
+
+    let quiet = run_mix(&client, &target, ROUNDS);
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooder = {
+        let (address, bus, stop) = (address.clone(), big_bus.clone(), stop.clone());
+        std::thread::spawn(move || flood_get_items(address, bus, stop))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let flooded = run_mix_while(&client, &target, FLOODED_AT_LEAST, || true);
+    // The flooded application itself still answers simple queries too.
+    let big_target = Target::find(&client, "Big app");
+    let big_flooded = run_mix(&client, &big_target, 5);
+    stop.store(true, Ordering::Relaxed);
+    let (calls, errors) = flooder.join().expect("the GetItems flood ends");
+    let big_quiet = run_mix(&client, &big_target, 5);
+
+    assert!(
+        errors.is_empty(),
+        "the flooding client's own calls failed: {errors:?}"
+    );
+    assert_same(&quiet, &flooded, "calm app during the GetItems flood");
+    assert_same(
+        &big_quiet,
+        &big_flooded,
+        "big app during its GetItems flood",
+    );
+    let (q, f) = (median(&quiet.latencies), median(&flooded.latencies));
+    eprintln!(
+        "isolation/at-flood: {calls} GetItems of {BIG_APP_NODES} nodes by the flooding client; \
+         other client's median quiet {q:?}, flooded {f:?}, ratio {:.2}; big app's own median \
+         quiet {:?}, flooded {:?}",
+        ratio(f, q),
+        median(&big_quiet.latencies),
+        median(&big_flooded.latencies)
+    );
+    shutdown(session);
+}
