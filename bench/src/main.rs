@@ -59,6 +59,17 @@ pub struct Config {
 }
 
 impl Config {
+    /// Iterations on a tree of `nodes`: fewer on big trees, where Text on the whole document
+    /// costs milliseconds per call (a tenth at 100k nodes, half at 10k, never under 20).
+    pub fn query_iterations_for(&self, nodes: usize) -> usize {
+        let divisor = match nodes {
+            0..=5_000 => 1,
+            5_001..=50_000 => 2,
+            _ => 10,
+        };
+        (self.query_iterations / divisor).max(20)
+    }
+
     fn full() -> Config {
         Config {
             smoke: false,
@@ -282,12 +293,13 @@ fn run_docs(
             &app.root,
             legacy_node.as_ref(),
             p2p_view.as_ref(),
-            config.query_iterations,
+            config.query_iterations_for(stream.nodes),
             config.query_warmup,
         );
         results.queries.push(queries::SizeQueries {
             fixture: stream.name.clone(),
             nodes: stream.nodes,
+            iterations: config.query_iterations_for(stream.nodes),
             rows,
         });
         if let Some(l) = legacy {

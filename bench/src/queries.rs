@@ -39,6 +39,7 @@ pub struct QueryRow {
 pub struct SizeQueries {
     pub fixture: String,
     pub nodes: usize,
+    pub iterations: usize,
     pub rows: Vec<QueryRow>,
 }
 

@@ -169,10 +169,10 @@ fn query_tables(r: &Results, s: &mut String) {
     for size in &r.queries {
         let _ = writeln!(
             s,
-            "### Query latency, {} ({} nodes), µs\n\n\
+            "### Query latency, {} ({} nodes, {} iterations), µs\n\n\
              | Query | bridge median | bridge p99 | floor (Ping) median | floor p99 | bridge/floor median | bridge/floor p99 | legacy median | legacy p99 | legacy/floor median | P2P median | P2P p99 | P2P Ping median | P2P Ping p99 | P2P/P2P Ping median | P2P/P2P Ping p99 | errors bridge/legacy/P2P |\n\
              |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-            size.fixture, size.nodes
+            size.fixture, size.nodes, size.iterations
         );
         for row in &size.rows {
             let (lm, lp) = summary_cells(row.legacy, built);
@@ -268,15 +268,20 @@ fn walk_table(r: &Results, s: &mut String) {
     let _ = writeln!(
         s,
         "### Walks (list fixtures; GetChildren + Name + GetRole + GetState per node)\n\n\
-         | Nodes | walk (s) | µs per node | walk errors | Cache.GetItems (s) | items |\n|---|---|---|---|---|---|"
+         | Nodes | walk (s) | µs per node | µs per call: GetChildren / Name / GetRole / GetState | walk errors | Cache.GetItems (s) | items |\n|---|---|---|---|---|---|---|"
     );
     for (walk, mem) in r.walks.iter().zip(&r.memory) {
         let _ = writeln!(
             s,
-            "| {} | {:.2} | {:.1} | {} | {} | {} |",
+            "| {} | {:.2} | {:.1} | {} | {} | {} | {} |",
             mem.nodes,
             walk.walk_s,
             walk.walk_us_per_node,
+            walk.mean_us_by_member
+                .iter()
+                .map(|(_, us)| format!("{us:.0}"))
+                .collect::<Vec<_>>()
+                .join(" / "),
             walk.walk_errors,
             walk.get_items_s.map_or("n/a".into(), |t| format!("{t:.3}")),
             walk.get_items_count

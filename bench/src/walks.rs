@@ -17,6 +17,8 @@ pub struct Walk {
     pub walk_s: f64,
     pub walk_us_per_node: f64,
     pub walk_errors: usize,
+    /// Mean µs per call of each member during the walk (GetChildren, Name, GetRole, GetState).
+    pub mean_us_by_member: Vec<(String, f64)>,
     /// Median of the GetItems calls (seconds), `None` when the target has no Cache.
     pub get_items_s: Option<f64>,
     pub get_items_count: usize,
@@ -40,18 +42,32 @@ pub fn walk(client: &Client, root: &Obj, get_items_runs: usize) -> Result<Walk> 
     let mut result = Walk::default();
     let start = Instant::now();
     let mut queue = VecDeque::from([root.clone()]);
+    let members = [Query::Name, Query::GetRole, Query::GetState];
+    let mut spent = [Duration::ZERO; 4];
     while let Some(obj) = queue.pop_front() {
         result.nodes_visited += 1;
+        let call = Instant::now();
         match client.children(&obj) {
             Ok(children) => queue.extend(children.into_iter().filter(|c| !c.is_null())),
             Err(_) => result.walk_errors += 1,
         }
-        for query in [Query::Name, Query::GetRole, Query::GetState] {
-            if client.query(&obj, query).is_err() {
+        spent[0] += call.elapsed();
+        for (i, query) in members.iter().enumerate() {
+            let call = Instant::now();
+            if client.query(&obj, *query).is_err() {
                 result.walk_errors += 1;
+            }
+            if let Some(total) = spent.get_mut(i + 1) {
+                *total += call.elapsed();
             }
         }
     }
+    let visited = result.nodes_visited.max(1) as f64;
+    result.mean_us_by_member = ["GetChildren", "Name", "GetRole", "GetState"]
+        .iter()
+        .zip(spent)
+        .map(|(name, total)| (name.to_string(), total.as_secs_f64() * 1e6 / visited))
+        .collect();
     result.walk_s = start.elapsed().as_secs_f64();
     result.walk_us_per_node = result.walk_s * 1e6 / result.nodes_visited.max(1) as f64;
     let (time, count) = get_items(client, root, get_items_runs)?;
