@@ -471,7 +471,7 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
         0,
         Value::from(accessible::name(ctx)),
     );
-    for labelled in relations::labelled_nodes(&ctx.node) {
+    for labelled in relations::labelled_nodes(ctx.surface, &ctx.node) {
         let target = ctx.with_node(labelled);
         let name = Value::from(accessible::name(&target));
         out.object(

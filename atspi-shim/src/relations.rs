@@ -2,12 +2,9 @@
 //!
 //! Forward relations come from the node's own properties; dangling ids are
 //! skipped. Reverse relations (LABEL_FOR, CONTROLLED_BY, DESCRIPTION_FOR,
-//! DETAILS_FOR, FLOWS_FROM, ERROR_FOR) need the nodes pointing *at* this one.
-//! The replica keeps no reverse index, so they are found by scanning a
-//! bounded neighbourhood: the subtree of the grandparent (or parent, or the
-//! node itself), at most [`REVERSE_SCAN_BUDGET`] nodes. Labels and error
-//! messages nearly always sit next to what they describe; a relation whose
-//! source lies farther away is not reported in reverse (documented limit).
+//! DETAILS_FOR, FLOWS_FROM, ERROR_FOR) need the nodes pointing *at* this one:
+//! the replica's reverse index gives them in O(referrers), wherever they are
+//! in the tree.
 
 use accesskit::{Node, NodeId, TreeId};
 use accesskit_consumer::NodeRef;
@@ -16,9 +13,6 @@ use atspi_common::RelationType;
 use crate::context::NodeCtx;
 use crate::objects::is_exposed;
 use crate::paths::ObjectRef;
-
-/// Most nodes visited when looking for reverse relations.
-pub(crate) const REVERSE_SCAN_BUDGET: usize = 512;
 
 type Relation = (u32, Vec<ObjectRef>);
 
@@ -101,40 +95,38 @@ fn resolve_targets(ctx: &NodeCtx, ids: &[NodeId]) -> Vec<ObjectRef> {
 fn reverse_relations(ctx: &NodeCtx) -> Vec<Relation> {
     let me = ctx.id();
     let mut found: Vec<Relation> = Vec::new();
-    for source in neighbourhood(&ctx.node) {
+    for source in referrers(ctx.surface, &ctx.node) {
         record_reverse(ctx, &source, me, &mut found);
     }
     found
 }
 
-/// Exposed nodes near `node` (the grandparent's subtree, at most
-/// [`REVERSE_SCAN_BUDGET`] nodes visited), `node` itself excluded.
-fn neighbourhood<'a>(node: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
-    let scope = node
-        .parent()
-        .and_then(|p| p.parent().or(Some(p)))
-        .unwrap_or(*node);
-    let mut near = Vec::new();
-    let mut stack = vec![scope];
-    let mut visited = 0;
-    while let Some(source) = stack.pop() {
-        visited += 1;
-        if visited > REVERSE_SCAN_BUDGET {
-            break;
-        }
-        if source.id() != node.id() && is_exposed(&source) {
-            near.push(source);
-        }
-        stack.extend(source.children().rev());
-    }
-    near
+/// Exposed nodes whose relations name `node` (each once), from the
+/// replica's reverse index.
+fn referrers<'a>(surface: &newton_cache::SurfaceReplica, node: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
+    let me = node.locate().0;
+    let mut ids: Vec<NodeId> = surface
+        .referrers(me)
+        .iter()
+        .copied()
+        .filter(|id| *id != me)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .filter_map(|id| node.tree_state.node_by_tree_local_id(id, TreeId::ROOT))
+        .filter(is_exposed)
+        .collect()
 }
 
-/// Nearby nodes whose name comes from `node` through `labelled_by` (their
-/// name changes when `node`'s label or value does).
-pub(crate) fn labelled_nodes<'a>(node: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
+/// Nodes whose name comes from `node` through `labelled_by` (their name
+/// changes when `node`'s label or value does).
+pub(crate) fn labelled_nodes<'a>(
+    surface: &newton_cache::SurfaceReplica,
+    node: &NodeRef<'a>,
+) -> Vec<NodeRef<'a>> {
     let me = node.locate().0;
-    neighbourhood(node)
+    referrers(surface, node)
         .into_iter()
         .filter(|n| n.data().labelled_by().contains(&me))
         .collect()

@@ -52,6 +52,13 @@ impl SurfaceReplica {
         }
     }
 
+    /// Nodes whose relations (`labelled_by`, `controls`, …) or text links
+    /// name `target`, from the replica's reverse index: O(referrers). May
+    /// list a node twice when it names `target` twice.
+    pub fn referrers(&self, target: NodeId) -> &[NodeId] {
+        self.refs.sources(target)
+    }
+
     /// How many children of `parent` are text runs or hidden (see
     /// [`crate::exposure`]); 0 for most parents. O(1).
     pub fn non_structural_children(&self, parent: NodeId) -> usize {

@@ -87,3 +87,37 @@ fn counts_follow_created_updated_and_replaced_trees() {
     );
     assert_eq!(count(&app, surface, 1), 0, "the old tree's counts are gone");
 }
+
+#[test]
+fn referrers_follow_relations_anywhere_in_the_tree() {
+    let surface = SurfaceId(1);
+    let mut app = AppReplica::new(Limits::default());
+    app.create_surface(surface, None).expect("surface");
+    // A label far from what it labels: 1 → [2 → [3 (label)], 4 → [5 → [6 (input)]]]
+    let mut input = node(Role::TextInput, &[], false);
+    input.set_labelled_by(vec![NodeId(3)]);
+    let first = update(
+        vec![
+            (1, node(Role::Window, &[2, 4], false)),
+            (2, node(Role::GenericContainer, &[3], false)),
+            (3, node(Role::Label, &[], false)),
+            (4, node(Role::GenericContainer, &[5], false)),
+            (5, node(Role::GenericContainer, &[6], false)),
+            (6, input),
+        ],
+        true,
+    );
+    app.commit(surface, vec![first], 0).expect("first tree");
+    let replica = app.surface(surface).expect("surface");
+    assert_eq!(replica.referrers(NodeId(3)), &[NodeId(6)]);
+    assert!(replica.referrers(NodeId(6)).is_empty());
+
+    let unlabelled = update(vec![(6, node(Role::TextInput, &[], false))], false);
+    app.commit(surface, vec![unlabelled], 0)
+        .expect("drop the relation");
+    assert!(app
+        .surface(surface)
+        .expect("surface")
+        .referrers(NodeId(3))
+        .is_empty());
+}
