@@ -191,20 +191,32 @@ impl RawSender {
 /// A full tree: a window (id 1) whose children are `buttons` buttons (ids 2..) labelled
 /// "`label` <n>".
 fn window(title: &str, label: &str, buttons: u64) -> Value {
-    let children: Vec<u64> = (2..buttons + 2).collect();
+    window_rooted_at(1, title, label, buttons)
+}
+
+/// [`window`] with the window's id `root` and its buttons `root + 1 ..` (labelled from 2 as in
+/// [`window`]): a tree with another root replaces the surface's tree wholesale.
+fn window_rooted_at(root: u64, title: &str, label: &str, buttons: u64) -> Value {
+    let ids = root + 1..root + 1 + buttons;
+    let children: Vec<u64> = ids.clone().collect();
     let mut nodes = vec![
-        json!([1, {"role": "window", "actions": 0, "childActions": 0,
+        json!([root, {"role": "window", "actions": 0, "childActions": 0,
         "flags": 0, "properties": {"children": children, "label": title}}]),
     ];
-    nodes.extend((2..buttons + 2).map(|id| json!([id, button(&format!("{label} {id}"))])));
+    nodes.extend(ids.map(|id| json!([id, button(&format!("{label} {}", id - root + 1))])));
     json!({"nodes": nodes,
-           "tree": {"root": 1, "toolkitName": null, "toolkitVersion": null},
-           "treeId": TREE_ID, "focus": 1})
+           "tree": {"root": root, "toolkitName": null, "toolkitVersion": null},
+           "treeId": TREE_ID, "focus": root})
 }
 
 /// An incremental update relabelling button `id`.
 fn relabel(id: u64, label: &str) -> Value {
-    json!({"nodes": [[id, button(label)]], "tree": null, "treeId": TREE_ID, "focus": 1})
+    relabel_under(1, id, label)
+}
+
+/// [`relabel`] in a tree rooted at `root` (focus stays on the root).
+fn relabel_under(root: u64, id: u64, label: &str) -> Value {
+    json!({"nodes": [[id, button(label)]], "tree": null, "treeId": TREE_ID, "focus": root})
 }
 
 fn button(label: &str) -> Value {
@@ -455,32 +467,51 @@ fn shutdown(session: TestSession) {
 const FLOOD_NODES: u64 = 20_000;
 /// Small relabels between two big-tree replacements.
 const FLOOD_SMALL_COMMITS: u64 = 200;
+/// Flood rounds (after the first) the flooded measurement lasts at least.
+const FLOOD_ROUNDS_MEASURED: u64 = 2;
 /// Shortest measurement under a flood (longer while the flood has done fewer than 3 rounds).
 const FLOODED_AT_LEAST: Duration = Duration::from_secs(5);
 
+/// What the flooding sender saw: rejections (must be none) and each round's time to its sync.
+struct FloodOutcome {
+    rejections: Vec<Value>,
+    rounds: Vec<Duration>,
+}
+
 /// Pushes (a 20k-node tree replaced, then many small commits) until `stop`; counts commits.
-fn flood(socket: PathBuf, stop: Arc<AtomicBool>, commits: Arc<AtomicU64>) -> Vec<Value> {
+fn flood(socket: PathBuf, stop: Arc<AtomicBool>, commits: Arc<AtomicU64>) -> FloodOutcome {
     let mut flooder = RawSender::connect(&socket, "Flood app");
     flooder.create_surface(1, "Flood window");
-    let mut problems = Vec::new();
+    let mut outcome = FloodOutcome {
+        rejections: Vec::new(),
+        rounds: Vec::new(),
+    };
     let mut generation = 0u64;
     while !stop.load(Ordering::Relaxed) {
+        let started = Instant::now();
         generation += 1;
         let label = format!("Flood {generation}");
-        flooder.commit(1, window("Flood window", &label, FLOOD_NODES - 1));
-        for n in 0..FLOOD_SMALL_COMMITS {
-            flooder.commit(1, relabel(2 + n % 100, &format!("{label}.{n}")));
-        }
-        commits.fetch_add(1 + FLOOD_SMALL_COMMITS, Ordering::Relaxed);
-        // Reading keeps its socket drained; what came back must not be a rejection.
-        problems.extend(
-            flooder
-                .sync()
-                .into_iter()
-                .filter(|m| m.get("rejected").is_some()),
+        // Another root each round: the whole tree is replaced, as on a page load.
+        let root = if generation.is_multiple_of(2) { 1 } else { 1_000_000 };
+        flooder.commit(
+            1,
+            window_rooted_at(root, "Flood window", &label, FLOOD_NODES - 1),
         );
+        for n in 0..FLOOD_SMALL_COMMITS {
+            flooder.commit(
+                1,
+                relabel_under(root, root + 1 + n % 100, &format!("{label}.{n}")),
+            );
+        }
+        // Reading keeps its socket drained; what came back must not be a rejection.
+        let replies = flooder.sync();
+        outcome
+            .rejections
+            .extend(replies.into_iter().filter(|m| m.get("rejected").is_some()));
+        outcome.rounds.push(started.elapsed());
+        commits.fetch_add(1 + FLOOD_SMALL_COMMITS, Ordering::Relaxed);
     }
-    problems
+    outcome
 }
 
 #[test]
@@ -505,16 +536,18 @@ fn a_flooding_sender_leaves_a_normal_application_untouched() {
     .expect("the flooding sender gets going");
     let before = commits.load(Ordering::Relaxed);
     let flooded = run_mix_while(&client, &target, FLOODED_AT_LEAST, || {
-        commits.load(Ordering::Relaxed) >= before + 3 * (1 + FLOOD_SMALL_COMMITS)
+        commits.load(Ordering::Relaxed)
+            >= before + FLOOD_ROUNDS_MEASURED * (1 + FLOOD_SMALL_COMMITS)
     });
     let during = commits.load(Ordering::Relaxed) - before;
     stop.store(true, Ordering::Relaxed);
-    let problems = flooder.join().expect("the flood thread ends");
+    let outcome = flooder.join().expect("the flood thread ends");
     let after = run_mix(&client, &target, ROUNDS);
 
     assert!(
-        problems.is_empty(),
-        "the flood's own commits were rejected: {problems:?}"
+        outcome.rejections.is_empty(),
+        "the flood's own commits were rejected: {:?}",
+        outcome.rejections
     );
     assert_same(&quiet, &flooded, "during the flood");
     assert_same(&quiet, &after, "after the flood");
@@ -522,12 +555,13 @@ fn a_flooding_sender_leaves_a_normal_application_untouched() {
     eprintln!(
         "isolation/flood: {} quiet queries, {} under the flood; median quiet {q:?}, flooded \
          {f:?}, after {:?}; ratio flooded/quiet = {:.2}; flood commits acknowledged meanwhile: \
-         {during} \
-         ({FLOOD_NODES}-node tree + {FLOOD_SMALL_COMMITS} relabels per round)",
+         {during} ({FLOOD_NODES}-node tree + {FLOOD_SMALL_COMMITS} relabels per round); flood \
+         rounds took {:?}",
         quiet.latencies.len(),
         flooded.latencies.len(),
         median(&after.latencies),
-        ratio(f, q)
+        ratio(f, q),
+        outcome.rounds
     );
     shutdown(session);
 }
@@ -749,5 +783,42 @@ fn an_at_client_flooding_calls_does_not_starve_another() {
         median(&big_quiet.latencies),
         median(&big_flooded.latencies)
     );
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bridge bug: relabelling every child of a wide node costs O(children²).
+// ---------------------------------------------------------------------------------------------
+
+/// One commit that renames every button of a 20k-node window (same root, so not a
+/// replacement) must be acknowledged within the usual bound while a calm app stays served.
+#[test]
+#[ignore = "bridge bug: a commit renaming all N children of one node costs O(N²) in \
+            newton_atspi_shim::relations::neighbourhood (called per name change from \
+            events.rs labelled_nodes; it pushes every child of the scope before applying its \
+            512-node budget). Measured (debug build): 1,000 nodes 0.82 s, 2,000 2.97 s, \
+            4,000 10.1 s; 20,000 does not finish within 60 s. A replacement with a new root \
+            is linear (8,000 nodes 0.36 s)."]
+fn renaming_every_child_of_a_wide_window_is_acknowledged() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge(&mut session, &[]);
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let target = Target::find(&client, CALM_APP);
+    let quiet = run_mix(&client, &target, ROUNDS);
+    let mut wide = RawSender::connect(&socket, "Wide app");
+    wide.show_window(1, "Wide window", "First", FLOOD_NODES - 1);
+    let started = Instant::now();
+    wide.commit(1, window("Wide window", "Second", FLOOD_NODES - 1));
+    // RawSender::recv fails after WAIT without an answer.
+    let replies = wide.sync();
+    let took = started.elapsed();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "{replies:?}"
+    );
+    let after = run_mix(&client, &target, ROUNDS);
+    assert_same(&quiet, &after, "calm app after the wide rename");
+    eprintln!("isolation/wide-rename: {FLOOD_NODES} children renamed in one commit in {took:?}");
     shutdown(session);
 }
