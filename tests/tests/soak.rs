@@ -14,7 +14,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -464,10 +464,12 @@ fn steady_sender(
     index: u64,
     nodes: u64,
     stop: Arc<AtomicBool>,
+    shown: Arc<AtomicU64>,
 ) -> (u64, Vec<Value>) {
     let name = soak_app(index);
     let mut sender = RawSender::connect(&socket, &name);
     sender.show_window(1, &format!("{name} window"), "Row", nodes - 1);
+    shown.fetch_add(1, Ordering::Relaxed);
     let (mut commits, mut rejected) = (1u64, Vec::new());
     while !stop.load(Ordering::Relaxed) {
         let nodes_in_update: Vec<Value> = (0..RELABELS_PER_COMMIT)
@@ -551,10 +553,11 @@ fn senders_and_at_clients_soak_without_errors_or_growth() {
     // Walkers stop first: an app leaving while a walk is under way would fail its calls.
     let stop = Arc::new(AtomicBool::new(false));
     let stop_walkers = Arc::new(AtomicBool::new(false));
+    let shown = Arc::new(AtomicU64::new(0));
     let sender_threads: Vec<_> = (0..senders)
         .map(|index| {
-            let (socket, stop) = (socket.clone(), stop.clone());
-            std::thread::spawn(move || steady_sender(socket, index, nodes, stop))
+            let (socket, stop, shown) = (socket.clone(), stop.clone(), shown.clone());
+            std::thread::spawn(move || steady_sender(socket, index, nodes, stop, shown))
         })
         .collect();
     let apps: Vec<String> = (0..senders).map(soak_app).collect();
@@ -562,6 +565,11 @@ fn senders_and_at_clients_soak_without_errors_or_growth() {
     for app in &apps {
         client.app_bus(app);
     }
+    // Every first tree acknowledged: the baseline for growth.
+    wait_until("every sender's first tree", WAIT, || {
+        Ok(shown.load(Ordering::Relaxed) == senders)
+    })
+    .expect("every sender shows its window");
     let rss_loaded = rss_kb(bridge);
     let walkers: Vec<_> = (0..2)
         .map(|_| {
