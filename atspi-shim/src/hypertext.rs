@@ -93,7 +93,10 @@ fn link_of<'a>(run: &NodeRef<'a>, root: &NodeRef) -> Option<NodeRef<'a>> {
 pub(crate) fn links<'a>(model: &TextModel<'a>) -> Vec<LinkSpan<'a>> {
     let mut spans: Vec<LinkSpan<'a>> = Vec::new();
     for run in &model.runs {
-        let Some(link) = link_of(&run.node, &model.root) else {
+        let Some(link) = model
+            .run_node(run)
+            .and_then(|node| link_of(&node, &model.root))
+        else {
             continue;
         };
         match spans.last_mut() {

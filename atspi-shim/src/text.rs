@@ -45,10 +45,11 @@
 //!   attributes (defaults included).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use accesskit::{
-    Action, ActionData, ActionRequest, Point, Rect, Role, ScrollHint, TextDecorationStyle,
-    TextDirection, TextPosition, TextSelection, VerticalOffset,
+    Action, ActionData, ActionRequest, NodeId, Point, Rect, Role, ScrollHint, TextDecorationStyle,
+    TextDirection, TextPosition, TextSelection, TreeId, VerticalOffset,
 };
 use accesskit_consumer::{FilterResult, NodeRef};
 use newton_push_protocol::{Geometry, SurfaceId};
@@ -72,6 +73,9 @@ pub(crate) struct Env<'a> {
     pub unique_name: &'a str,
     pub surface: SurfaceId,
     pub geometry: Geometry,
+    /// The surface's replica generation, which keys the text-model cache;
+    /// `None` builds the model afresh.
+    pub generation: Option<u64>,
 }
 
 impl<'a> Env<'a> {
@@ -80,6 +84,7 @@ impl<'a> Env<'a> {
             unique_name: ctx.app.unique_name,
             surface: ctx.surface.id(),
             geometry: ctx.surface.geometry(),
+            generation: Some(ctx.surface.generation()),
         }
     }
 }
@@ -103,7 +108,7 @@ pub(crate) fn call(
 }
 
 pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    property_of(ctx.node, name)
+    property_in(Some(ctx.surface.generation()), ctx.node, name)
 }
 
 /// The text AT-SPI exposes for `node` ("" when it has no Text). Used by
@@ -111,7 +116,7 @@ pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallErro
 #[allow(dead_code)]
 pub fn text_of(node: &NodeRef) -> String {
     TextModel::of(*node)
-        .map(|model| model.text)
+        .map(|model| model.text.clone())
         .unwrap_or_default()
 }
 
@@ -123,8 +128,17 @@ pub fn caret_offset(node: &NodeRef) -> Option<i32> {
     model.caret().map(to_i32)
 }
 
+#[cfg(test)]
 pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
-    let model = require_model(node)?;
+    property_in(None, node, name)
+}
+
+fn property_in(
+    generation: Option<u64>,
+    node: NodeRef,
+    name: &str,
+) -> Result<OwnedValue, CallError> {
+    let model = require_model(generation, node)?;
     match name {
         "CharacterCount" => Ok(OwnedValue::from(to_i32(model.len()))),
         "CaretOffset" => Ok(OwnedValue::from(model.caret().map_or(-1, to_i32))),
@@ -139,7 +153,7 @@ pub(crate) fn handle(
     member: &str,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    let model = require_model(node)?;
+    let model = require_model(env.generation, node)?;
     match member {
         "GetText" => {
             let (start, end) = args::<(i32, i32)>(call)?;
@@ -303,8 +317,12 @@ where
     method_return(call, body).map(Handled::reply)
 }
 
-fn require_model(node: NodeRef) -> Result<TextModel, CallError> {
-    TextModel::of(node).ok_or_else(|| {
+fn require_model(generation: Option<u64>, node: NodeRef) -> Result<TextModel, CallError> {
+    let model = match generation {
+        Some(generation) => TextModel::cached(node, generation),
+        None => TextModel::of(node),
+    };
+    model.ok_or_else(|| {
         CallError::NotSupported(format!(
             "this {:?} node has no text; query Text only on objects that list {INTERFACE}",
             node.role()
@@ -580,8 +598,9 @@ fn sorted_unique(mut points: Vec<usize>) -> Vec<usize> {
 
 /// One `TextRun` as placed in the flattened text.
 #[derive(Clone, Debug)]
-pub(crate) struct Run<'a> {
-    pub node: NodeRef<'a>,
+pub(crate) struct Run {
+    /// The text run's node id (resolve it with [`TextModel::run_node`]).
+    pub node: NodeId,
     /// Code-point offsets of the run in the whole text.
     pub start: usize,
     pub end: usize,
@@ -592,13 +611,37 @@ pub(crate) struct Run<'a> {
 /// A node's text flattened for code-point arithmetic.
 pub(crate) struct TextModel<'a> {
     pub root: NodeRef<'a>,
+    data: Arc<TextData>,
+}
+
+impl std::ops::Deref for TextModel<'_> {
+    type Target = TextData;
+    fn deref(&self) -> &TextData {
+        &self.data
+    }
+}
+
+/// A cached model's key: the surface generation and the text's node.
+type ModelKey = (u64, NodeId);
+
+thread_local! {
+    /// The text model built last on this thread, with its key: Orca asks
+    /// many questions of one text between two commits.
+    static LAST_MODEL: std::cell::RefCell<Option<(ModelKey, Arc<TextData>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The node-independent part of a [`TextModel`]: owned, so it can be kept
+/// between calls while the surface does not change (building it is
+/// O(whole text), and Orca asks many questions of one text in a row).
+pub(crate) struct TextData {
     pub text: String,
     /// Byte index of every code point, followed by `text.len()`.
     bytes: Vec<usize>,
     /// The code points of `text`, for boundary scans.
     chars: Vec<char>,
     /// Empty for the plain-string backend.
-    pub runs: Vec<Run<'a>>,
+    pub runs: Vec<Run>,
     /// Word starts the producer supplied; `None` when no run has any.
     producer_words: Option<Vec<usize>>,
     /// Offsets where a run without `previous_on_line` starts.
@@ -687,14 +730,17 @@ impl<'a> TextModel<'a> {
     fn plain(root: NodeRef<'a>, text: String) -> Self {
         let mut bytes: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
         bytes.push(text.len());
-        TextModel {
-            root,
+        let data = TextData {
             chars: text.chars().collect(),
             text,
             bytes,
             runs: Vec::new(),
             producer_words: None,
             run_line_starts: vec![0],
+        };
+        TextModel {
+            root,
+            data: Arc::new(data),
         }
     }
 
@@ -704,8 +750,7 @@ impl<'a> TextModel<'a> {
             .collect();
         let masked = root.is_password_input()
             && has_distinct(pieces.iter().flat_map(|(_, clusters)| clusters.iter()));
-        let mut model = TextModel {
-            root,
+        let mut model = TextData {
             text: String::new(),
             bytes: Vec::new(),
             chars: Vec::new(),
@@ -716,7 +761,7 @@ impl<'a> TextModel<'a> {
         let mut words = Vec::new();
         let mut any_words = false;
         for (node, clusters) in pieces {
-            let run = model.push_run(node, &clusters, masked);
+            let run = model.push_run(node.locate().0, &clusters, masked);
             if node.data().previous_on_line().is_none() {
                 model.run_line_starts.push(run.start);
             }
@@ -733,10 +778,42 @@ impl<'a> TextModel<'a> {
         }
         model.bytes.push(model.text.len());
         model.producer_words = any_words.then_some(words);
-        model
+        TextModel {
+            root,
+            data: Arc::new(model),
+        }
     }
 
-    fn push_run(&mut self, node: NodeRef<'a>, clusters: &[&str], masked: bool) -> Run<'a> {
+    /// The model of `node`'s text at replica `generation`, reusing the last
+    /// one this thread built when neither changed. Generations are unique
+    /// across surfaces and commits (see `SurfaceReplica::generation`), so a
+    /// hit is always the same tree state.
+    pub(crate) fn cached(node: NodeRef<'a>, generation: u64) -> Option<Self> {
+        let key = (generation, node.locate().0);
+        let hit = LAST_MODEL.with(|last| {
+            last.borrow()
+                .as_ref()
+                .filter(|(k, _)| *k == key)
+                .map(|(_, data)| Arc::clone(data))
+        });
+        if let Some(data) = hit {
+            return Some(TextModel { root: node, data });
+        }
+        let model = Self::of(node)?;
+        LAST_MODEL.with(|last| *last.borrow_mut() = Some((key, Arc::clone(&model.data))));
+        Some(model)
+    }
+
+    /// The node of one of this text's runs.
+    pub(crate) fn run_node(&self, run: &Run) -> Option<NodeRef<'a>> {
+        self.root
+            .tree_state
+            .node_by_tree_local_id(run.node, TreeId::ROOT)
+    }
+}
+
+impl TextData {
+    fn push_run(&mut self, node: NodeId, clusters: &[&str], masked: bool) -> Run {
         let start = self.bytes.len();
         let mut starts = Vec::with_capacity(clusters.len());
         for cluster in clusters {
@@ -760,7 +837,9 @@ impl<'a> TextModel<'a> {
             clusters: starts,
         }
     }
+}
 
+impl<'a> TextModel<'a> {
     /// Length in code points.
     pub(crate) fn len(&self) -> usize {
         self.bytes.len().saturating_sub(1)
@@ -998,10 +1077,7 @@ impl<'a> TextModel<'a> {
 
     /// Code-point offset of an AccessKit text position inside this text.
     pub(crate) fn offset_of(&self, position: &TextPosition) -> Option<usize> {
-        let run = self
-            .runs
-            .iter()
-            .find(|run| run.node.locate().0 == position.node)?;
+        let run = self.runs.iter().find(|run| run.node == position.node)?;
         Some(
             run.clusters
                 .get(position.character_index)
@@ -1029,7 +1105,7 @@ impl<'a> TextModel<'a> {
             index
         };
         Some(TextPosition {
-            node: run.node.locate().0,
+            node: run.node,
             character_index,
         })
     }
@@ -1116,7 +1192,10 @@ impl<'a> TextModel<'a> {
     fn attribute_spans(&self) -> Vec<(usize, usize, BTreeMap<String, String>)> {
         let mut spans: Vec<(usize, usize, BTreeMap<String, String>)> = Vec::new();
         for run in self.runs.iter().filter(|run| run.end > run.start) {
-            let attributes = attributes_of(&run.node, &self.root);
+            let Some(node) = self.run_node(run) else {
+                continue;
+            };
+            let attributes = attributes_of(&node, &self.root);
             match spans.last_mut() {
                 Some(last) if last.2 == attributes && last.1 == run.start => last.1 = run.end,
                 _ => spans.push((run.start, run.end, attributes)),
@@ -1168,9 +1247,13 @@ impl<'a> TextModel<'a> {
     pub(crate) fn offset_at_point(&self, (x, y): (f64, f64)) -> Option<usize> {
         // Without per-character geometry the consumer would answer the end
         // of the text for any point; atk's answer for "unknown" is -1.
-        let has_geometry = self.runs.iter().any(|run| {
-            run.node.data().character_positions().is_some() && run.node.data().bounds().is_some()
-        });
+        let has_geometry = self
+            .runs
+            .iter()
+            .filter_map(|run| self.run_node(run))
+            .any(|node| {
+                node.data().character_positions().is_some() && node.data().bounds().is_some()
+            });
         if !has_geometry {
             return None;
         }
@@ -1212,8 +1295,8 @@ impl<'a> TextModel<'a> {
         let position = self.position_at(offset)?;
         self.runs
             .iter()
-            .find(|run| run.node.locate().0 == position.node)
-            .map(|run| run.node)
+            .find(|run| run.node == position.node)
+            .and_then(|run| self.run_node(run))
     }
 }
 
@@ -1358,6 +1441,7 @@ pub(crate) mod tests {
         unique_name: ":1.42",
         surface: SurfaceId(7),
         geometry: GEOMETRY,
+        generation: None,
     };
 
     /// A text run from its AccessKit characters.

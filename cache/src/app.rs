@@ -35,6 +35,15 @@ pub struct SurfaceReplica {
     pub(crate) refs: RefIndex,
     pub(crate) awaiting_resync: bool,
     pub(crate) non_structural: NonStructuralChildren,
+    pub(crate) generation: u64,
+}
+
+/// Source of [`SurfaceReplica::generation`] values, shared by every surface
+/// so that no two states of any surfaces ever share one.
+static NEXT_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl SurfaceReplica {
@@ -49,7 +58,15 @@ impl SurfaceReplica {
             refs: RefIndex::default(),
             awaiting_resync: false,
             non_structural: NonStructuralChildren::default(),
+            generation: next_generation(),
         }
+    }
+
+    /// Changes with every applied commit; unique across all surfaces of all
+    /// applications, so (generation, node) names one node state: answers
+    /// derived from the tree may be cached under it.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Nodes whose relations (`labelled_by`, `controls`, …) or text links
@@ -449,6 +466,7 @@ impl AppReplica {
         let changes = collector.finish(FrameKind::Updated, s.state());
         s.non_structural
             .refresh(s.tree.as_ref().map(Tree::state), &changes);
+        s.generation = next_generation();
         Ok(changes)
     }
 
@@ -578,6 +596,7 @@ impl AppReplica {
         s.node_count = node_count;
         s.awaiting_resync = false;
         s.non_structural = non_structural;
+        s.generation = next_generation();
         self.commits_applied += 1;
         Ok(changes)
     }

@@ -121,3 +121,46 @@ fn referrers_follow_relations_anywhere_in_the_tree() {
         .referrers(NodeId(3))
         .is_empty());
 }
+
+#[test]
+fn every_applied_commit_gives_the_surface_a_new_generation() {
+    let surface = SurfaceId(1);
+    let mut app = AppReplica::new(Limits::default());
+    app.create_surface(surface, None).expect("surface");
+    let mut other = AppReplica::new(Limits::default());
+    other
+        .create_surface(surface, None)
+        .expect("same id, other application");
+    let generation = |app: &AppReplica| app.surface(surface).expect("surface").generation();
+    assert_ne!(
+        generation(&app),
+        generation(&other),
+        "generations are unique across applications"
+    );
+
+    let first = update(
+        vec![
+            (1, node(Role::Window, &[2], false)),
+            (2, node(Role::Button, &[], false)),
+        ],
+        true,
+    );
+    let before = generation(&app);
+    app.commit(surface, vec![first], 0).expect("first tree");
+    let after_first = generation(&app);
+    assert_ne!(before, after_first);
+
+    let relabel = update(vec![(2, node(Role::CheckBox, &[], false))], false);
+    app.commit(surface, vec![relabel], 0).expect("update");
+    assert_ne!(after_first, generation(&app));
+
+    let rejected = update(vec![(2, node(Role::Button, &[99], false))], false);
+    let unchanged = generation(&app);
+    app.commit(surface, vec![rejected], 0)
+        .expect_err("dangling child");
+    assert_eq!(
+        unchanged,
+        generation(&app),
+        "a rejected commit changes nothing"
+    );
+}
