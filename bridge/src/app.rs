@@ -45,6 +45,8 @@ pub struct BridgedApp {
     serving: Mutex<Vec<async_executor::Task<()>>>,
     /// The first bus connection's messages until `start_serving`.
     incoming: Mutex<Option<zbus::MessageStream>>,
+    /// Actions dropped because the sender does not read (for rate-limited logging).
+    dropped_actions: std::sync::atomic::AtomicU64,
 }
 
 impl BridgedApp {
@@ -71,6 +73,7 @@ impl BridgedApp {
             p2p: Mutex::new(None),
             serving: Mutex::new(Vec::new()),
             incoming: Mutex::new(Some(incoming)),
+            dropped_actions: std::sync::atomic::AtomicU64::new(0),
         }))
     }
 
@@ -257,7 +260,14 @@ impl BridgedApp {
             .to_sender
             .try_send(BridgeMessage::Action { surface, request })
         {
-            warn!(app = %self.info.name, "action not delivered to the sender: {e}");
+            let dropped = self
+                .dropped_actions
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1;
+            // An AT controls how many actions it sends: log 1, 2, 4, 8, … drops.
+            if dropped.is_power_of_two() {
+                warn!(app = %self.info.name, dropped, "actions not delivered to the sender: {e}");
+            }
         }
     }
 

@@ -108,6 +108,7 @@ async fn run_session(
 ) {
     let config = ReceiverConfig {
         max_frame_bytes: daemon.max_frame_bytes,
+        max_surfaces: daemon.limits.max_surfaces,
         ..ReceiverConfig::default()
     };
     let mut connection = Connection {
@@ -304,6 +305,7 @@ async fn forward_to_sender(
     outbox: async_channel::Sender<Vec<u8>>,
     encoding: Encoding,
 ) {
+    let mut dropped: u64 = 0;
     while let Ok(message) = from_app.recv().await {
         let frame = encode_bridge_payload(&message, encoding)
             .ok()
@@ -311,7 +313,11 @@ async fn forward_to_sender(
         match frame {
             Some(frame) => {
                 if let Err(error) = outbox.try_send(frame) {
-                    warn!("sender is not reading; action dropped ({error})");
+                    dropped += 1;
+                    // The AT decides how many actions come: log 1, 2, 4, 8, … drops.
+                    if dropped.is_power_of_two() {
+                        warn!(dropped, "sender is not reading; actions dropped ({error})");
+                    }
                 }
             }
             None => warn!("cannot encode a message for the sender"),

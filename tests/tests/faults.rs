@@ -572,7 +572,7 @@ fn actions_for_a_sender_that_never_reads_are_bounded_and_dropped() {
     let drops = log
         .lines()
         .filter(|l| {
-            l.contains("action not delivered to the sender") || l.contains("action dropped")
+            l.contains("actions not delivered to the sender") || l.contains("actions dropped")
         })
         .count();
 
@@ -581,9 +581,10 @@ fn actions_for_a_sender_that_never_reads_are_bounded_and_dropped() {
         "DoAction replies: {:?}",
         failures.first()
     );
+    // Drops are logged at 1, 2, 4, 8, … so an AT cannot flood the log.
     assert!(
-        drops > 0,
-        "no drop line in the bridge log after {ACTIONS} actions"
+        drops > 0 && drops <= 64,
+        "{drops} drop lines in the bridge log after {ACTIONS} actions (expected a few, rate-limited)"
     );
     assert!(
         rss_after.saturating_sub(rss_before) < ACTION_RSS_BOUND_KB,
