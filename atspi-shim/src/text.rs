@@ -646,6 +646,32 @@ pub(crate) struct TextData {
     producer_words: Option<Vec<usize>>,
     /// Offsets where a run without `previous_on_line` starts.
     run_line_starts: Vec<usize>,
+    /// Each boundary's sorted cut points, computed on first use: they are
+    /// O(whole text) to find, and Orca asks for words and lines of one
+    /// text many times between two commits.
+    boundary_points: BoundaryPoints,
+}
+
+/// Lazily computed cut points, one slot per [`Boundary`] except `Char`.
+#[derive(Default)]
+struct BoundaryPoints {
+    slots: [std::sync::OnceLock<Vec<usize>>; 7],
+}
+
+impl BoundaryPoints {
+    fn slot(&self, boundary: Boundary) -> Option<&std::sync::OnceLock<Vec<usize>>> {
+        let index = match boundary {
+            Boundary::Char => return None,
+            Boundary::WordStart => 0,
+            Boundary::WordEnd => 1,
+            Boundary::SentenceStart => 2,
+            Boundary::SentenceEnd => 3,
+            Boundary::LineStart => 4,
+            Boundary::LineEnd => 5,
+            Boundary::Paragraph => 6,
+        };
+        self.slots.get(index)
+    }
 }
 
 /// The string a node without text runs exposes, if it exposes Text at all.
@@ -737,6 +763,7 @@ impl<'a> TextModel<'a> {
             runs: Vec::new(),
             producer_words: None,
             run_line_starts: vec![0],
+            boundary_points: BoundaryPoints::default(),
         };
         TextModel {
             root,
@@ -757,6 +784,7 @@ impl<'a> TextModel<'a> {
             runs: Vec::with_capacity(pieces.len()),
             producer_words: None,
             run_line_starts: Vec::new(),
+            boundary_points: BoundaryPoints::default(),
         };
         let mut words = Vec::new();
         let mut any_words = false;
@@ -910,14 +938,23 @@ impl<'a> TextModel<'a> {
         }
         let points = self.points(boundary);
         match which {
-            Which::At => unit_at(&points, len, offset),
-            Which::Before => unit_before(&points, len, offset),
-            Which::After => unit_after(&points, len, offset),
+            Which::At => unit_at(points, len, offset),
+            Which::Before => unit_before(points, len, offset),
+            Which::After => unit_after(points, len, offset),
         }
     }
 
-    /// Sorted cut points for `boundary`, always including 0.
-    fn points(&self, boundary: Boundary) -> Vec<usize> {
+    /// Sorted cut points for `boundary`, always including 0; computed once
+    /// per model (the model is shared while its surface does not change).
+    fn points(&self, boundary: Boundary) -> &[usize] {
+        match self.data.boundary_points.slot(boundary) {
+            Some(slot) => slot.get_or_init(|| self.compute_points(boundary)),
+            // Characters need no cut points: `unit_range` answers them directly.
+            None => &[],
+        }
+    }
+
+    fn compute_points(&self, boundary: Boundary) -> Vec<usize> {
         let mut points = match boundary {
             Boundary::Char => (0..=self.len()).collect(),
             Boundary::WordStart => self.word_starts(),
