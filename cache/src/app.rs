@@ -657,6 +657,36 @@ impl AppReplica {
             .collect()
     }
 
+    /// Drops every surface's tree but keeps the surfaces themselves (id,
+    /// title, geometry, compositor focus): the bridge's reset of one
+    /// application after an internal error. The replacement happens before
+    /// the old trees are walked, so even if that walk failed the replica is
+    /// already empty and consistent. Returns one `Destroyed` change set per
+    /// surface that had a tree (what an AT must forget). Each surface then
+    /// expects a full tree, as after its creation.
+    pub fn reset(&mut self) -> Vec<ChangeSet> {
+        let fresh: BTreeMap<SurfaceId, SurfaceReplica> = self
+            .surfaces
+            .values()
+            .map(|old| {
+                let mut surface = SurfaceReplica::new(old.id, old.title.clone());
+                surface.geometry = old.geometry;
+                surface.focused = old.focused;
+                (old.id, surface)
+            })
+            .collect();
+        let old = std::mem::replace(&mut self.surfaces, fresh);
+        self.node_count = 0;
+        old.into_values()
+            .filter_map(|surface| {
+                let state = surface.state()?;
+                let mut changes = ChangeSet::new(surface.id, FrameKind::Destroyed);
+                changes.removed = all_removed(state);
+                Some(changes)
+            })
+            .collect()
+    }
+
     /// A canonical text dump of every surface (facts, root, focus, and every
     /// node with parent, index and data, in tree order). Equal dumps mean
     /// equal replicas; used by tests to prove a rejected commit changed

@@ -31,8 +31,9 @@ pub use frame::{encode_frame, FrameDecoder, FrameError};
 pub use messages::*;
 pub use receiver::{
     EncodeError, ProtocolError, ReceiverConfig, ReceiverEvent, ReceiverSession, SurfaceError,
-    SurfaceRule, DEFAULT_MAX_PENDING_BYTES_PER_SURFACE, DEFAULT_MAX_PENDING_BYTES_TOTAL,
-    DEFAULT_MAX_PENDING_NODES_PER_SURFACE, DEFAULT_MAX_SURFACES,
+    SurfaceRule, DEFAULT_FRAME_BURST, DEFAULT_MAX_FRAMES_PER_SECOND,
+    DEFAULT_MAX_PENDING_BYTES_PER_SURFACE, DEFAULT_MAX_PENDING_NODES_PER_SURFACE,
+    DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_SURFACES,
 };
 pub use sender::{variant_name, BridgeStreamError, SenderSession};
 pub use socket_path::{

@@ -5,6 +5,7 @@
 //! events. It never does IO: the bridge writes the reply bytes it hands out.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use accesskit::TreeUpdate;
 use thiserror::Error;
@@ -26,9 +27,18 @@ pub const DEFAULT_MAX_PENDING_BYTES_PER_SURFACE: usize = 64 * 1024 * 1024;
 /// encoded size; twice the cache's default node limit.
 pub const DEFAULT_MAX_PENDING_NODES_PER_SURFACE: usize = 2_000_000;
 
-/// Default limit on encoded bytes buffered across all surfaces of one
-/// connection.
-pub const DEFAULT_MAX_PENDING_BYTES_TOTAL: usize = 256 * 1024 * 1024;
+/// Default limit on the bytes one connection (one application) has queued:
+/// encoded updates received but not applied yet, uncommitted or waiting for
+/// the frame-rate limit, across all its surfaces.
+pub const DEFAULT_MAX_QUEUED_BYTES: usize = 256 * 1024 * 1024;
+
+/// Default sustained frame rate per application: commits applied per second
+/// before further commits are coalesced.
+pub const DEFAULT_MAX_FRAMES_PER_SECOND: u32 = 60;
+
+/// Default burst: commits applied at once, without coalescing, after a quiet
+/// spell (the token bucket's size).
+pub const DEFAULT_FRAME_BURST: u32 = 120;
 
 /// Default limit on live surfaces per connection.
 pub const DEFAULT_MAX_SURFACES: usize = 1024;
@@ -44,10 +54,17 @@ pub struct ReceiverConfig {
     /// Largest number of node entries (`TreeUpdate::nodes`) buffered for one
     /// surface before its commit.
     pub max_pending_nodes_per_surface: usize,
-    /// Largest sum of encoded update payloads buffered across all surfaces.
-    pub max_pending_bytes_total: usize,
+    /// Largest sum of encoded update payloads queued across all surfaces:
+    /// uncommitted updates plus committed ones waiting for the frame-rate
+    /// limit (rule `queued-bytes`).
+    pub max_queued_bytes: usize,
     /// Most surfaces one connection may have at once.
     pub max_surfaces: usize,
+    /// Sustained commits per second before further commits are coalesced;
+    /// 0 disables the limit.
+    pub max_frames_per_second: u32,
+    /// Commits applied at once after a quiet spell (at least 1).
+    pub frame_burst: u32,
 }
 
 impl Default for ReceiverConfig {
@@ -56,8 +73,10 @@ impl Default for ReceiverConfig {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_pending_bytes_per_surface: DEFAULT_MAX_PENDING_BYTES_PER_SURFACE,
             max_pending_nodes_per_surface: DEFAULT_MAX_PENDING_NODES_PER_SURFACE,
-            max_pending_bytes_total: DEFAULT_MAX_PENDING_BYTES_TOTAL,
+            max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
             max_surfaces: DEFAULT_MAX_SURFACES,
+            max_frames_per_second: DEFAULT_MAX_FRAMES_PER_SECOND,
+            frame_burst: DEFAULT_FRAME_BURST,
         }
     }
 }
@@ -123,6 +142,10 @@ pub enum SurfaceRule {
     TooManySurfaces,
     /// `Geometry` with a scale that is not a finite positive number.
     BadGeometry,
+    /// The connection's queued bytes (uncommitted updates plus commits
+    /// waiting for the frame-rate limit, all surfaces) exceeded
+    /// `max_queued_bytes`; this surface's queued updates were discarded.
+    QueuedBytes,
 }
 
 impl SurfaceRule {
@@ -134,12 +157,16 @@ impl SurfaceRule {
             SurfaceRule::PendingOverflow => "pending-overflow",
             SurfaceRule::TooManySurfaces => "too-many-surfaces",
             SurfaceRule::BadGeometry => "bad-geometry",
+            SurfaceRule::QueuedBytes => "queued-bytes",
         }
     }
 
     /// Whether the sender must send a full tree next (`Rejected.resync`).
     pub fn needs_resync(self) -> bool {
-        matches!(self, SurfaceRule::PendingOverflow)
+        matches!(
+            self,
+            SurfaceRule::PendingOverflow | SurfaceRule::QueuedBytes
+        )
     }
 }
 
@@ -189,17 +216,23 @@ pub enum ReceiverEvent {
         /// Its title, if the sender gave one.
         title: Option<String>,
     },
-    /// Every update buffered for the surface since its last commit, to be
-    /// applied atomically (all or nothing).
+    /// Every update buffered for the surface since its last applied commit,
+    /// to be applied atomically (all or nothing). When the sender commits
+    /// faster than the frame-rate limit, several commits are coalesced into
+    /// one: their updates in stream order, the last one's serial.
     Commit {
         /// The surface.
         surface: SurfaceId,
-        /// The sender's serial, for `Rejected`.
+        /// The sender's serial (the last one when coalesced), for `Rejected`.
         serial: u64,
         /// The buffered updates, in arrival order (may be empty).
         updates: Vec<TreeUpdate>,
-        /// Sum of their encoded payload sizes.
+        /// The largest encoded size of one of the coalesced commits (the sum
+        /// of its updates' payloads): what a per-commit frame limit is about.
         encoded_bytes: usize,
+        /// How many of the sender's commits this one carries (1 unless the
+        /// frame-rate limit coalesced them).
+        coalesced: u32,
     },
     /// Compositor fact: the application's focused surface, if any.
     Focus {
@@ -257,9 +290,89 @@ struct PendingSurface {
     updates: Vec<TreeUpdate>,
     bytes: usize,
     nodes: usize,
-    /// Which limit was exceeded since the last commit; later updates up to
-    /// the commit are discarded.
-    overflow: Option<String>,
+    /// Which limit was exceeded since the last commit, and its rule; later
+    /// updates up to the commit are discarded.
+    overflow: Option<(SurfaceRule, String)>,
+    /// Committed updates waiting for the frame-rate limit (coalesced).
+    waiting: Option<Coalesced>,
+}
+
+impl PendingSurface {
+    /// Encoded bytes this surface holds, uncommitted or waiting.
+    fn queued_bytes(&self) -> usize {
+        self.bytes + self.waiting.as_ref().map_or(0, |w| w.bytes)
+    }
+}
+
+/// Commits of one surface coalesced while the frame-rate limit holds them.
+#[derive(Debug, Default)]
+struct Coalesced {
+    updates: Vec<TreeUpdate>,
+    bytes: usize,
+    largest_commit: usize,
+    serial: u64,
+    commits: u32,
+}
+
+/// A token bucket: `rate` tokens a second, at most `burst` saved up.
+#[derive(Debug)]
+struct FrameBudget {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    at: Option<Instant>,
+}
+
+impl FrameBudget {
+    fn new(frames_per_second: u32, burst: u32) -> Self {
+        let burst = f64::from(burst.max(1));
+        Self {
+            rate: f64::from(frames_per_second),
+            burst,
+            tokens: burst,
+            at: None,
+        }
+    }
+
+    fn unlimited(&self) -> bool {
+        self.rate <= 0.0
+    }
+
+    fn refill(&mut self, now: Instant) {
+        if let Some(at) = self.at {
+            let elapsed = now.saturating_duration_since(at).as_secs_f64();
+            self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        }
+        if self.at.is_none_or(|at| now > at) {
+            self.at = Some(now);
+        }
+    }
+
+    /// Takes one frame's token if there is one.
+    fn take(&mut self, now: Instant) -> bool {
+        if self.unlimited() {
+            return true;
+        }
+        self.refill(now);
+        // The epsilon absorbs float rounding, so that waking at the
+        // computed deadline always finds its token (no busy loop).
+        if self.tokens + 1e-9 >= 1.0 {
+            self.tokens = (self.tokens - 1.0).max(0.0);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// When the next token is there.
+    fn next_token(&self) -> Option<Instant> {
+        if self.unlimited() {
+            return None;
+        }
+        let at = self.at?;
+        let missing = (1.0 - self.tokens).max(0.0);
+        Some(at + Duration::from_secs_f64(missing / self.rate))
+    }
 }
 
 #[derive(Debug)]
@@ -277,9 +390,18 @@ pub struct ReceiverSession {
     state: State,
     app: Option<AppInfo>,
     surfaces: HashMap<SurfaceId, PendingSurface>,
-    /// Encoded bytes buffered across all surfaces.
+    /// Encoded bytes queued across all surfaces (uncommitted or waiting).
     pending_total: usize,
     frames_seen: u64,
+    budget: FrameBudget,
+    /// Surfaces with commits waiting for the frame-rate limit, in the order
+    /// their first waiting commit arrived.
+    waiting_order: Vec<SurfaceId>,
+    /// `sync` serials received while commits were waiting: answered right
+    /// after those commits are handed out.
+    waiting_syncs: Vec<u64>,
+    /// Commits the frame-rate limit held back, ever.
+    coalesced_total: u64,
 }
 
 impl ReceiverSession {
@@ -293,6 +415,78 @@ impl ReceiverSession {
             surfaces: HashMap::new(),
             pending_total: 0,
             frames_seen: 0,
+            budget: FrameBudget::new(config.max_frames_per_second, config.frame_burst),
+            waiting_order: Vec::new(),
+            waiting_syncs: Vec::new(),
+            coalesced_total: 0,
+        }
+    }
+
+    /// Commits the frame-rate limit held back (delayed to the next frame's
+    /// token, coalesced with the others waiting), ever (for logging).
+    pub fn coalesced_commits(&self) -> u64 {
+        self.coalesced_total
+    }
+
+    /// Encoded bytes queued across all surfaces: uncommitted updates plus
+    /// commits waiting for the frame-rate limit.
+    pub fn queued_bytes(&self) -> usize {
+        self.pending_total
+    }
+
+    /// When [`ReceiverSession::poll_at`] has commits to hand out: `None`
+    /// when nothing waits for the frame-rate limit.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        if self.waiting_order.is_empty() && self.waiting_syncs.is_empty() {
+            return None;
+        }
+        self.budget.next_token()
+    }
+
+    /// Hands out the commits coalesced while the frame-rate limit held them
+    /// (one token for all of them: one frame), then the `sync`s that came
+    /// after them, once a token is there at `now`.
+    pub fn poll_at(&mut self, now: Instant) -> Vec<ReceiverEvent> {
+        let mut events = Vec::new();
+        self.flush_waiting(now, &mut events);
+        events
+    }
+
+    fn flush_waiting(&mut self, now: Instant, events: &mut Vec<ReceiverEvent>) {
+        if self.waiting_order.is_empty() && self.waiting_syncs.is_empty() {
+            return;
+        }
+        if !self.budget.take(now) {
+            return;
+        }
+        for surface in std::mem::take(&mut self.waiting_order) {
+            let Some(waiting) = self
+                .surfaces
+                .get_mut(&surface)
+                .and_then(|pending| pending.waiting.take())
+            else {
+                continue;
+            };
+            self.pending_total = self.pending_total.saturating_sub(waiting.bytes);
+            events.push(ReceiverEvent::Commit {
+                surface,
+                serial: waiting.serial,
+                updates: waiting.updates,
+                encoded_bytes: waiting.largest_commit,
+                coalesced: waiting.commits,
+            });
+        }
+        self.release_syncs(events);
+    }
+
+    /// Answers the `sync`s held back once no commit waits any more.
+    fn release_syncs(&mut self, events: &mut Vec<ReceiverEvent>) {
+        if self.waiting_order.is_empty() {
+            events.extend(
+                std::mem::take(&mut self.waiting_syncs)
+                    .into_iter()
+                    .map(|serial| ReceiverEvent::Sync { serial }),
+            );
         }
     }
 
@@ -334,19 +528,27 @@ impl ReceiverSession {
     }
 
     /// Feeds bytes read from the sender; returns the resulting events in
-    /// stream order.
+    /// stream order. Same as [`ReceiverSession::feed_at`] at `Instant::now()`.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<ReceiverEvent> {
+        self.feed_at(bytes, Instant::now())
+    }
+
+    /// Feeds bytes read from the sender at time `now` (for the frame-rate
+    /// limit); returns the resulting events in stream order, starting with
+    /// any coalesced commits whose time has come.
+    pub fn feed_at(&mut self, bytes: &[u8], now: Instant) -> Vec<ReceiverEvent> {
         let mut events = Vec::new();
         if self.is_closed() {
             return events;
         }
+        self.flush_waiting(now, &mut events);
         let mut payloads = Vec::new();
         let framing = self.decoder.feed(bytes, &mut payloads);
         for payload in payloads {
             if self.is_closed() {
                 return events;
             }
-            self.handle_payload(&payload, &mut events);
+            self.handle_payload(&payload, now, &mut events);
         }
         if let Err(error) = framing {
             if !self.is_closed() {
@@ -356,13 +558,13 @@ impl ReceiverSession {
         events
     }
 
-    fn handle_payload(&mut self, payload: &[u8], events: &mut Vec<ReceiverEvent>) {
+    fn handle_payload(&mut self, payload: &[u8], now: Instant, events: &mut Vec<ReceiverEvent>) {
         let frame = self.frames_seen;
         self.frames_seen += 1;
         match self.state {
             State::AwaitingHello => events.push(self.accept_hello(payload)),
             State::Open(encoding) => match decode_sender_message(payload, encoding) {
-                Ok(message) => self.handle_message(message, payload.len(), events),
+                Ok(message) => self.handle_message(message, payload.len(), now, events),
                 Err(source) => {
                     events.push(self.fail(ProtocolError::UndecodablePayload { frame, source }))
                 }
@@ -405,12 +607,15 @@ impl ReceiverSession {
         self.state = State::Closed;
         self.surfaces.clear();
         self.pending_total = 0;
+        self.waiting_order.clear();
+        self.waiting_syncs.clear();
     }
 
     fn handle_message(
         &mut self,
         message: SenderMessage,
         encoded: usize,
+        now: Instant,
         events: &mut Vec<ReceiverEvent>,
     ) {
         let event = match message {
@@ -418,11 +623,23 @@ impl ReceiverSession {
             SenderMessage::Update { surface, update } => {
                 self.buffer_update(surface, update, encoded)
             }
-            SenderMessage::Commit { surface, serial } => Some(self.commit(surface, serial)),
+            SenderMessage::Commit { surface, serial } => self.commit(surface, serial, now),
             SenderMessage::Focus { surface } => Some(self.focus(surface)),
             SenderMessage::Geometry { surface, geometry } => Some(self.geometry(surface, geometry)),
-            SenderMessage::DestroySurface { surface } => Some(self.destroy_surface(surface)),
-            SenderMessage::Sync { serial } => Some(ReceiverEvent::Sync { serial }),
+            SenderMessage::DestroySurface { surface } => {
+                let event = self.destroy_surface(surface);
+                events.push(event);
+                self.release_syncs(events);
+                return;
+            }
+            SenderMessage::Sync { serial } => {
+                if self.waiting_order.is_empty() {
+                    Some(ReceiverEvent::Sync { serial })
+                } else {
+                    self.waiting_syncs.push(serial);
+                    None
+                }
+            }
             SenderMessage::Goodbye => {
                 self.close();
                 Some(ReceiverEvent::Goodbye)
@@ -482,11 +699,14 @@ impl ReceiverSession {
         }
         match exceeded_limit(&config, pending, total, encoded, update.nodes.len()) {
             Some(overflow) => {
-                self.pending_total = self.pending_total.saturating_sub(pending.bytes);
+                // Everything this surface queued goes, waiting commits too:
+                // the sender resends a full tree (`resync`).
+                self.pending_total = self.pending_total.saturating_sub(pending.queued_bytes());
                 *pending = PendingSurface {
                     overflow: Some(overflow),
                     ..PendingSurface::default()
                 };
+                self.waiting_order.retain(|s| *s != surface);
             }
             None => {
                 pending.bytes += encoded;
@@ -498,28 +718,47 @@ impl ReceiverSession {
         None
     }
 
-    fn commit(&mut self, surface: SurfaceId, serial: u64) -> ReceiverEvent {
+    fn commit(&mut self, surface: SurfaceId, serial: u64, now: Instant) -> Option<ReceiverEvent> {
         let Some(pending) = self.surfaces.get_mut(&surface) else {
-            return unknown_surface(surface, Some(serial), "commit");
+            return Some(unknown_surface(surface, Some(serial), "commit"));
         };
-        let taken = std::mem::take(pending);
-        self.pending_total = self.pending_total.saturating_sub(taken.bytes);
-        match taken.overflow {
-            Some(overflow) => {
-                let reason = format!(
-                    "the updates buffered before this commit exceeded {overflow}; they were \
-                     discarded and the surface keeps its last good state; commit more often and \
-                     send a full tree next"
-                );
-                surface_error(surface, Some(serial), SurfaceRule::PendingOverflow, reason)
-            }
-            None => ReceiverEvent::Commit {
+        let updates = std::mem::take(&mut pending.updates);
+        let bytes = std::mem::replace(&mut pending.bytes, 0);
+        pending.nodes = 0;
+        if let Some((rule, overflow)) = pending.overflow.take() {
+            self.pending_total = self.pending_total.saturating_sub(bytes);
+            let reason = format!(
+                "the updates queued before this commit exceeded {overflow}; they were \
+                 discarded and the surface keeps its last good state; commit more often and \
+                 send a full tree next"
+            );
+            return Some(surface_error(surface, Some(serial), rule, reason));
+        }
+        // Commits wait, in order, while any commit waits; otherwise one
+        // frame's token lets this one through now.
+        if self.waiting_order.is_empty() && self.budget.take(now) {
+            self.pending_total = self.pending_total.saturating_sub(bytes);
+            return Some(ReceiverEvent::Commit {
                 surface,
                 serial,
-                updates: taken.updates,
-                encoded_bytes: taken.bytes,
-            },
+                updates,
+                encoded_bytes: bytes,
+                coalesced: 1,
+            });
         }
+        // Over the frame rate: coalesce. The bytes stay queued (counted
+        // against `max_queued_bytes`) until the next frame's token.
+        let waiting = pending.waiting.get_or_insert_with(Coalesced::default);
+        self.coalesced_total += 1;
+        waiting.updates.extend(updates);
+        waiting.bytes += bytes;
+        waiting.largest_commit = waiting.largest_commit.max(bytes);
+        waiting.serial = serial;
+        waiting.commits = waiting.commits.saturating_add(1);
+        if !self.waiting_order.contains(&surface) {
+            self.waiting_order.push(surface);
+        }
+        None
     }
 
     fn focus(&self, surface: Option<SurfaceId>) -> ReceiverEvent {
@@ -546,7 +785,8 @@ impl ReceiverSession {
     fn destroy_surface(&mut self, surface: SurfaceId) -> ReceiverEvent {
         match self.surfaces.remove(&surface) {
             Some(pending) => {
-                self.pending_total = self.pending_total.saturating_sub(pending.bytes);
+                self.pending_total = self.pending_total.saturating_sub(pending.queued_bytes());
+                self.waiting_order.retain(|s| *s != surface);
                 ReceiverEvent::SurfaceDestroyed { surface }
             }
             None => unknown_surface(surface, None, "destroySurface"),
@@ -562,24 +802,35 @@ fn exceeded_limit(
     total: usize,
     encoded: usize,
     nodes: usize,
-) -> Option<String> {
+) -> Option<(SurfaceRule, String)> {
     let bytes = pending.bytes.saturating_add(encoded);
     let node_count = pending.nodes.saturating_add(nodes);
     let all_bytes = total.saturating_add(encoded);
     if bytes > config.max_pending_bytes_per_surface {
-        Some(format!(
-            "the limit of {} bytes per surface",
-            config.max_pending_bytes_per_surface
+        Some((
+            SurfaceRule::PendingOverflow,
+            format!(
+                "the limit of {} bytes per surface",
+                config.max_pending_bytes_per_surface
+            ),
         ))
     } else if node_count > config.max_pending_nodes_per_surface {
-        Some(format!(
-            "the limit of {} nodes per surface",
-            config.max_pending_nodes_per_surface
+        Some((
+            SurfaceRule::PendingOverflow,
+            format!(
+                "the limit of {} nodes per surface",
+                config.max_pending_nodes_per_surface
+            ),
         ))
-    } else if all_bytes > config.max_pending_bytes_total {
-        Some(format!(
-            "the limit of {} bytes buffered across all surfaces of the connection",
-            config.max_pending_bytes_total
+    } else if all_bytes > config.max_queued_bytes {
+        Some((
+            SurfaceRule::QueuedBytes,
+            format!(
+                "the limit of {} bytes queued across all surfaces of the application \
+                 (uncommitted updates plus commits waiting for the frame-rate limit; \
+                 rule queued-bytes)",
+                config.max_queued_bytes
+            ),
         ))
     } else {
         None

@@ -8,6 +8,7 @@ use newton_push_protocol::{
     ReceiverConfig, ReceiverEvent, ReceiverSession, SenderMessage, SurfaceId, SurfaceRule,
     PROTOCOL_VERSION,
 };
+use std::time::{Duration, Instant};
 
 fn feed_all(session: &mut ReceiverSession, bytes: &[u8]) -> Vec<ReceiverEvent> {
     session.feed(bytes)
@@ -100,6 +101,7 @@ fn full_stream_yields_events_in_order_with_buffered_commits() {
             serial,
             updates,
             encoded_bytes,
+            ..
         } = &events[3]
         else {
             panic!("{:?}", events[3]);
@@ -553,7 +555,7 @@ fn connection_wide_pending_limit_spans_surfaces() {
     // Room for three updates in total, two per surface: the third surface's
     // update overflows, the first two commit.
     let config = ReceiverConfig {
-        max_pending_bytes_total: one_update * 2 + one_update / 2,
+        max_queued_bytes: one_update * 2 + one_update / 2,
         ..Default::default()
     };
     let events = commit_rule_after_updates(config, &[SurfaceId(1), SurfaceId(2), SurfaceId(3)], 1);
@@ -573,4 +575,256 @@ fn connection_wide_pending_limit_spans_surfaces() {
         "{}",
         error.reason
     );
+}
+
+// --- frame-rate limit and queued bytes -------------------------------------------------
+
+fn rate_limited_session(frames_per_second: u32, burst: u32, queued: usize) -> ReceiverSession {
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_frames_per_second: frames_per_second,
+        frame_burst: burst,
+        max_queued_bytes: queued,
+        ..Default::default()
+    });
+    session.feed(&hello_frame(Encoding::Postcard));
+    session
+}
+
+fn send(session: &mut ReceiverSession, message: SenderMessage, at: Instant) -> Vec<ReceiverEvent> {
+    session.feed_at(&message_frame(&message, Encoding::Postcard), at)
+}
+
+fn update_and_commit(
+    session: &mut ReceiverSession,
+    update: accesskit::TreeUpdate,
+    serial: u64,
+    at: Instant,
+) -> Vec<ReceiverEvent> {
+    let surface = SurfaceId(1);
+    let mut events = send(session, SenderMessage::Update { surface, update }, at);
+    events.extend(send(session, SenderMessage::Commit { surface, serial }, at));
+    events
+}
+
+#[test]
+fn commits_over_the_frame_rate_are_coalesced_in_order_and_lose_nothing() {
+    let t0 = Instant::now();
+    let mut session = rate_limited_session(10, 2, usize::MAX);
+    let surface = SurfaceId(1);
+    send(
+        &mut session,
+        SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        t0,
+    );
+    // The burst of two goes through at once.
+    let events = update_and_commit(&mut session, full_tree("A"), 1, t0);
+    assert!(
+        matches!(
+            events.as_slice(),
+            [ReceiverEvent::Commit {
+                serial: 1,
+                coalesced: 1,
+                ..
+            }]
+        ),
+        "{events:?}"
+    );
+    let events = update_and_commit(&mut session, relabel("B"), 2, t0);
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::Commit { serial: 2, .. }]),
+        "{events:?}"
+    );
+    // Over the rate: held back, coalesced, the sync waits behind them.
+    assert!(update_and_commit(&mut session, relabel("C"), 3, t0).is_empty());
+    assert!(update_and_commit(&mut session, relabel("D"), 4, t0).is_empty());
+    assert!(send(&mut session, SenderMessage::Sync { serial: 9 }, t0).is_empty());
+    // Compositor facts are not held back.
+    let events = send(
+        &mut session,
+        SenderMessage::Focus {
+            surface: Some(surface),
+        },
+        t0,
+    );
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::Focus { .. }]),
+        "{events:?}"
+    );
+    assert_eq!(session.coalesced_commits(), 2);
+    assert!(session.queued_bytes() > 0);
+    let deadline = session.next_deadline().expect("commits wait");
+    assert_eq!(deadline, t0 + Duration::from_millis(100));
+    assert!(session.poll_at(t0 + Duration::from_millis(50)).is_empty());
+    let events = session.poll_at(deadline);
+    let [ReceiverEvent::Commit {
+        serial: 4,
+        updates,
+        coalesced: 2,
+        ..
+    }, ReceiverEvent::Sync { serial: 9 }] = events.as_slice()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(updates, &vec![relabel("C"), relabel("D")]);
+    assert_eq!(session.queued_bytes(), 0);
+    assert_eq!(session.next_deadline(), None);
+    // After a quiet spell the next commit goes straight through again.
+    let later = deadline + Duration::from_secs(1);
+    let events = update_and_commit(&mut session, relabel("E"), 5, later);
+    assert!(
+        matches!(
+            events.as_slice(),
+            [ReceiverEvent::Commit {
+                serial: 5,
+                coalesced: 1,
+                ..
+            }]
+        ),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn waiting_commits_are_handed_out_before_later_bytes() {
+    let t0 = Instant::now();
+    let mut session = rate_limited_session(10, 1, usize::MAX);
+    let surface = SurfaceId(1);
+    send(
+        &mut session,
+        SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        t0,
+    );
+    update_and_commit(&mut session, full_tree("A"), 1, t0);
+    assert!(update_and_commit(&mut session, relabel("B"), 2, t0).is_empty());
+    // Bytes fed after the deadline: the waiting commit comes first, then
+    // the new one waits for the following token.
+    let t1 = t0 + Duration::from_millis(100);
+    let events = update_and_commit(&mut session, relabel("C"), 3, t1);
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::Commit { serial: 2, .. }]),
+        "{events:?}"
+    );
+    let events = session.poll_at(t1 + Duration::from_millis(100));
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::Commit { serial: 3, .. }]),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn destroying_a_surface_drops_its_waiting_commits_and_answers_syncs() {
+    let t0 = Instant::now();
+    let mut session = rate_limited_session(1, 1, usize::MAX);
+    let surface = SurfaceId(1);
+    send(
+        &mut session,
+        SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        t0,
+    );
+    update_and_commit(&mut session, full_tree("A"), 1, t0);
+    assert!(update_and_commit(&mut session, relabel("B"), 2, t0).is_empty());
+    assert!(send(&mut session, SenderMessage::Sync { serial: 7 }, t0).is_empty());
+    let events = send(&mut session, SenderMessage::DestroySurface { surface }, t0);
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                ReceiverEvent::SurfaceDestroyed { .. },
+                ReceiverEvent::Sync { serial: 7 }
+            ]
+        ),
+        "{events:?}"
+    );
+    assert_eq!(session.queued_bytes(), 0);
+    assert_eq!(session.next_deadline(), None);
+}
+
+#[test]
+fn queued_bytes_over_the_limit_reject_with_resync_and_recover() {
+    let t0 = Instant::now();
+    let one_update = message_frame(
+        &SenderMessage::Update {
+            surface: SurfaceId(1),
+            update: relabel("x"),
+        },
+        Encoding::Postcard,
+    )
+    .len()
+        - 4;
+    // Room for two waiting updates; the third overflows.
+    let mut session = rate_limited_session(1, 1, one_update * 2 + one_update / 2);
+    let surface = SurfaceId(1);
+    send(
+        &mut session,
+        SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        t0,
+    );
+    let events = update_and_commit(&mut session, relabel("x"), 1, t0);
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::Commit { .. }]),
+        "{events:?}"
+    );
+    assert!(update_and_commit(&mut session, relabel("x"), 2, t0).is_empty());
+    assert!(update_and_commit(&mut session, relabel("x"), 3, t0).is_empty());
+    let events = update_and_commit(&mut session, relabel("x"), 4, t0);
+    let [ReceiverEvent::SurfaceError(error)] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(error.rule, SurfaceRule::QueuedBytes);
+    assert_eq!(error.serial, Some(4));
+    assert!(error.reason.contains("queued-bytes"), "{}", error.reason);
+    let BridgeMessage::Rejected { rule, resync, .. } = error.to_rejected() else {
+        panic!("not a rejection")
+    };
+    assert_eq!(rule, "queued-bytes");
+    assert!(resync);
+    // The waiting commits were discarded with it; nothing is queued.
+    assert_eq!(session.queued_bytes(), 0);
+    assert_eq!(session.next_deadline(), None);
+    // The resync goes through at the next token.
+    let t1 = t0 + Duration::from_secs(1);
+    let events = update_and_commit(&mut session, full_tree("again"), 5, t1);
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::Commit { serial: 5, .. }]),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_zero_frame_rate_means_no_limit() {
+    let t0 = Instant::now();
+    let mut session = rate_limited_session(0, 1, usize::MAX);
+    let surface = SurfaceId(1);
+    send(
+        &mut session,
+        SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        t0,
+    );
+    update_and_commit(&mut session, full_tree("A"), 1, t0);
+    for serial in 2..1000 {
+        let events = update_and_commit(&mut session, relabel("B"), serial, t0);
+        assert!(
+            matches!(
+                events.as_slice(),
+                [ReceiverEvent::Commit { coalesced: 1, .. }]
+            ),
+            "{events:?}"
+        );
+    }
+    assert_eq!(session.coalesced_commits(), 0);
 }
