@@ -306,6 +306,10 @@ impl BridgedApp {
         updates: Vec<accesskit::TreeUpdate>,
         bytes: usize,
     ) -> Result<(), RejectError> {
+        {
+            let _state = self.lock();
+            crate::fault::panic_if_armed(&updates);
+        }
         let changes = if self.is_full_replacement(surface, &updates) {
             let limits = *self.lock().replica.limits();
             let prepared = blocking::unblock(move || {
@@ -381,6 +385,28 @@ impl BridgedApp {
         let signals = self.events_for(std::slice::from_ref(&changes));
         self.emit(signals).await;
         Ok(())
+    }
+
+    /// After a panic inside this application's handling: drops every tree
+    /// (the replica may be half-updated), keeps the surfaces, the bus
+    /// connection and the desktop registration, tells ATs the windows went
+    /// away, and clears the lock's poison. Returns the surfaces, each of
+    /// which now needs a full tree from the sender.
+    pub async fn reset_after_panic(&self) -> Vec<SurfaceId> {
+        let removed = catch_unwind(AssertUnwindSafe(|| {
+            let changes = self.lock().replica.reset();
+            self.events_for(&changes)
+        }));
+        // `reset` swaps the surfaces before walking the old trees: even if
+        // announcing the removal failed, the replica is empty and sound.
+        let signals = removed.unwrap_or_else(|_| {
+            error!(app = %self.info.name, "could not announce the reset windows' removal; ATs may hold stale objects until they ask again");
+            Vec::new()
+        });
+        self.state.clear_poison();
+        self.emit(signals).await;
+        info!(app = %self.info.name, "application reset; waiting for full trees");
+        self.lock().replica.surfaces().map(|s| s.id()).collect()
     }
 
     /// The sender left: announce every object's removal, then leave the desktop.

@@ -63,9 +63,67 @@ pub struct ServeArgs {
     /// Deepest tree one application may push.
     #[arg(long, default_value_t = newton_cache::Limits::default().max_depth)]
     pub max_depth: usize,
+    /// Frames (commits) per second one application may have applied; commits
+    /// beyond it are coalesced and the latest state is applied at that rate.
+    /// 0 disables the limit.
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_FPS",
+        default_value_t = newton_push_protocol::DEFAULT_MAX_FRAMES_PER_SECOND
+    )]
+    pub max_fps: u32,
+    /// Commits one application may have applied at once after a quiet spell,
+    /// before --max-fps coalesces them.
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_FPS_BURST",
+        default_value_t = newton_push_protocol::DEFAULT_FRAME_BURST,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub fps_burst: u32,
+    /// Bytes one application may have queued (updates received but not yet
+    /// applied, all its windows); beyond it the window's queued updates are
+    /// dropped and the sender is asked for a full tree (rule queued-bytes).
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_QUEUED_BYTES",
+        default_value_t = newton_push_protocol::DEFAULT_MAX_QUEUED_BYTES
+    )]
+    pub max_queued_bytes: usize,
+    /// Accept senders only when their executable (/proc/PID/exe of the
+    /// connecting process) is PATH; repeat for several. Default: any
+    /// executable of this user. In the environment, paths are separated by ':'.
+    #[arg(
+        long = "allow-exe",
+        value_name = "PATH",
+        env = "NEWTON_ATSPI_ALLOW_EXE",
+        value_delimiter = ':'
+    )]
+    pub allow_exe: Vec<PathBuf>,
+    /// Also accept senders running as UID (besides this user's own uid,
+    /// always accepted); repeat for several. The socket directory is private
+    /// (0700), so in practice only root can reach it. In the environment,
+    /// uids are separated by ','.
+    #[arg(
+        long = "allow-uid",
+        value_name = "UID",
+        env = "NEWTON_ATSPI_ALLOW_UID",
+        value_delimiter = ','
+    )]
+    pub allow_uid: Vec<u32>,
 }
 
 impl ServeArgs {
+    /// `serve` as if given with no flags, but reading its `NEWTON_ATSPI_*`
+    /// environment variables (what a bare `newton-atspi-bridge` runs). Exits
+    /// with clap's message when one of them is invalid.
+    pub fn from_environment() -> Self {
+        match Cli::parse_from(["newton-atspi-bridge", "serve"]).command {
+            Some(Command::Serve(args)) => args,
+            _ => Self::default_limits(),
+        }
+    }
+
     /// Every setting at its default (what `serve` with no flags uses).
     pub fn default_limits() -> Self {
         Self {
@@ -75,6 +133,11 @@ impl ServeArgs {
             max_frame_bytes: newton_push_protocol::DEFAULT_MAX_FRAME_BYTES,
             max_nodes: newton_cache::Limits::default().max_nodes,
             max_depth: newton_cache::Limits::default().max_depth,
+            max_fps: newton_push_protocol::DEFAULT_MAX_FRAMES_PER_SECOND,
+            fps_burst: newton_push_protocol::DEFAULT_FRAME_BURST,
+            max_queued_bytes: newton_push_protocol::DEFAULT_MAX_QUEUED_BYTES,
+            allow_exe: Vec::new(),
+            allow_uid: Vec::new(),
         }
     }
 }
@@ -279,6 +342,40 @@ mod tests {
             cli.command,
             Some(Command::Status(StatusArgs { json: true, .. }))
         ));
+    }
+
+    #[test]
+    fn parses_the_sender_limits_and_allow_lists() {
+        let cli = Cli::try_parse_from([
+            "newton-atspi-bridge",
+            "serve",
+            "--max-fps",
+            "30",
+            "--fps-burst",
+            "5",
+            "--max-queued-bytes",
+            "1000",
+            "--allow-exe",
+            "/usr/bin/a",
+            "--allow-exe",
+            "/usr/bin/b",
+            "--allow-uid",
+            "0",
+        ])
+        .unwrap();
+        let Some(Command::Serve(args)) = cli.command else {
+            panic!("not serve");
+        };
+        assert_eq!(
+            (args.max_fps, args.fps_burst, args.max_queued_bytes),
+            (30, 5, 1000)
+        );
+        assert_eq!(
+            args.allow_exe,
+            vec![PathBuf::from("/usr/bin/a"), PathBuf::from("/usr/bin/b")]
+        );
+        assert_eq!(args.allow_uid, vec![0]);
+        assert!(Cli::try_parse_from(["newton-atspi-bridge", "serve", "--fps-burst", "0"]).is_err());
     }
 
     #[test]

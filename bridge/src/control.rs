@@ -304,7 +304,7 @@ pub async fn serve(daemon: Arc<Daemon>, listener: UnixListener, sender_socket: P
 }
 
 async fn answer(daemon: &Daemon, mut stream: Async<UnixStream>, sender_socket: &Path) {
-    if let Err(why) = crate::socket::check_peer(stream.get_ref()) {
+    if let Err(why) = crate::socket::check_same_user(stream.get_ref()) {
         warn!("refused a status request: {why}");
         return;
     }

@@ -13,7 +13,7 @@ use async_io::Async;
 use async_signal::{Signal, Signals};
 use futures::{FutureExt, StreamExt};
 use newton_cache::Limits;
-use newton_push_protocol::BridgeMessage;
+use newton_push_protocol::{BridgeMessage, Encoding};
 use tracing::{info, warn};
 
 use crate::app::BridgedApp;
@@ -28,6 +28,15 @@ pub struct Daemon {
     a11y_address: Mutex<String>,
     pub limits: Limits,
     pub max_frame_bytes: u32,
+    /// Per-application frame-rate limit (`--max-fps`, `--fps-burst`).
+    pub max_fps: u32,
+    pub fps_burst: u32,
+    /// Per-application queued bytes (`--max-queued-bytes`).
+    pub max_queued_bytes: usize,
+    /// Who may connect (`--allow-uid`, `--allow-exe`).
+    pub admission: socket::Admission,
+    /// Senders refused so far (for rate-limited logging).
+    refused: AtomicU64,
     pub executor: Arc<Executor<'static>>,
     pub listeners: SharedListeners,
     /// `org.a11y.Status.IsEnabled` on the session bus.
@@ -198,6 +207,18 @@ async fn serve(
         a11y_address: Mutex::new(a11y_address),
         limits,
         max_frame_bytes: args.max_frame_bytes,
+        max_fps: args.max_fps,
+        fps_burst: args.fps_burst,
+        max_queued_bytes: args.max_queued_bytes,
+        admission: socket::Admission {
+            extra_uids: args.allow_uid.clone(),
+            executables: args
+                .allow_exe
+                .iter()
+                .map(|path| socket::canonical_executable(path))
+                .collect(),
+        },
+        refused: AtomicU64::new(0),
         executor: executor.clone(),
         listeners: SharedListeners::default(),
         enabled: AtomicBool::new(false),
@@ -216,6 +237,14 @@ async fn serve(
         .detach();
     let listener = Async::new(bound.listener.try_clone()?)?;
     let status = crate::control::start(&daemon, &path);
+    info!(
+        max_fps = daemon.max_fps,
+        fps_burst = daemon.fps_burst,
+        max_queued_bytes = daemon.max_queued_bytes,
+        allow_uid = ?daemon.admission.extra_uids,
+        allow_exe = ?daemon.admission.executables,
+        "per-application limits and admission"
+    );
     info!(socket = %path.display(), "ready: waiting for senders");
     if args.stdio {
         let counted = daemon.stats.sender_connected();
@@ -250,7 +279,7 @@ async fn serve(
 }
 
 fn accept(daemon: &Arc<Daemon>, stream: Async<UnixStream>) {
-    match socket::check_peer(stream.get_ref()) {
+    match socket::check_peer(stream.get_ref(), &daemon.admission) {
         Ok(pid) => {
             let counted = daemon.stats.sender_connected();
             let connection = sender::serve_connection(daemon.clone(), stream, Some(pid));
@@ -262,8 +291,35 @@ fn accept(daemon: &Arc<Daemon>, stream: Async<UnixStream>) {
                 })
                 .detach();
         }
-        Err(why) => warn!("refused a sender: {why}"),
+        Err(refusal) => {
+            // A refused program may retry in a loop: log the first 16
+            // refusals, then the 32nd, 64th, … with the count.
+            let refused = daemon.refused.fetch_add(1, Ordering::Relaxed) + 1;
+            if refused <= 16 || refused.is_power_of_two() {
+                warn!(refused, "refused a sender: {refusal}");
+            }
+            if refusal.tell_sender() {
+                tell_refused(stream.get_ref(), &refusal.to_string());
+            }
+        }
     }
+}
+
+/// Writes the `error` reply (JSON, as every reply to a hello) to a sender
+/// refused at accept, without waiting: a fresh socket's buffer takes it.
+fn tell_refused(stream: &UnixStream, reason: &str) {
+    use std::io::Write as _;
+    let message = BridgeMessage::Error {
+        reason: reason.to_owned(),
+    };
+    let frame = newton_push_protocol::encode_bridge_payload(&message, Encoding::Json)
+        .ok()
+        .and_then(|payload| newton_push_protocol::encode_frame(&payload).ok());
+    if let Some(frame) = frame {
+        let mut writer = stream;
+        let _ = writer.write(&frame);
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
 /// Tells every sender, removes every application from the desktop.

@@ -14,6 +14,7 @@ mod demo;
 mod demo_orca;
 mod diff;
 mod dump;
+mod fault;
 mod listeners;
 mod logging;
 mod manpages;
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
     logging::init(if quiet_demo { "warn" } else { &cli.log_level });
     let result = match cli
         .command
-        .unwrap_or(Command::Serve(ServeArgs::default_limits()))
+        .unwrap_or_else(|| Command::Serve(ServeArgs::from_environment()))
     {
         Command::Serve(args) => daemon::run(args),
         Command::Replay(args) => sender::replay(args),

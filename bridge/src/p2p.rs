@@ -66,7 +66,7 @@ async fn accept_loop(
             }
         };
         let Ok(stream) = stream else { continue };
-        if let Err(why) = crate::socket::check_peer(&stream) {
+        if let Err(why) = crate::socket::check_same_user(&stream) {
             warn!(app = %app.info.name, "refused a peer-to-peer client: {why}");
             continue;
         }

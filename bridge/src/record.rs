@@ -93,7 +93,7 @@ pub fn record_one(
     };
     let mut writer = BufWriter::new(File::create(out).map_err(output_error)?);
     let (sender, _) = listener.accept().map_err(RecordError::Sender)?;
-    crate::socket::check_peer(&sender).map_err(RecordError::Refused)?;
+    crate::socket::check_same_user(&sender).map_err(|r| RecordError::Refused(r.to_string()))?;
     let bridge = UnixStream::connect(upstream).ok();
     if bridge.is_none() {
         eprintln!(
@@ -467,7 +467,12 @@ mod tests {
         let (report, reported) = mpsc::channel();
         std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().unwrap();
-            let mut session = ReceiverSession::new(ReceiverConfig::default());
+            // A stand-in that never polls: no frame-rate limit (it would hold
+            // commits until a poll that never comes).
+            let mut session = ReceiverSession::new(ReceiverConfig {
+                max_frames_per_second: 0,
+                ..ReceiverConfig::default()
+            });
             let mut seen = Vec::new();
             let mut buffer = vec![0u8; 4096];
             'read: while let Ok(n) = stream.read(&mut buffer) {

@@ -4,17 +4,18 @@
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_io::Async;
-use futures::{AsyncReadExt, AsyncWriteExt};
+use futures::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use newton_cache::RejectError;
 use newton_push_protocol::{
     encode_bridge_payload, encode_frame, AppInfo, BridgeMessage, Encoding, ReceiverConfig,
     ReceiverEvent, ReceiverSession, SurfaceId,
 };
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::app::BridgedApp;
 use crate::cli::ReplayArgs;
@@ -100,6 +101,8 @@ pub async fn serve_stdio(daemon: Arc<Daemon>) {
 }
 
 /// One sender's life: hello, surfaces, commits, facts, until it leaves.
+/// Commits over the frame-rate limit wait in the session; the loop wakes at
+/// the session's deadline to hand them out, coalesced.
 async fn run_session(
     daemon: Arc<Daemon>,
     inbox: async_channel::Receiver<Vec<u8>>,
@@ -109,6 +112,9 @@ async fn run_session(
     let config = ReceiverConfig {
         max_frame_bytes: daemon.max_frame_bytes,
         max_surfaces: daemon.limits.max_surfaces,
+        max_queued_bytes: daemon.max_queued_bytes,
+        max_frames_per_second: daemon.max_fps,
+        frame_burst: daemon.fps_burst,
         ..ReceiverConfig::default()
     };
     let mut connection = Connection {
@@ -117,16 +123,46 @@ async fn run_session(
         outbox,
         app: None,
         pid,
+        throttle_log: ThrottleLog::default(),
     };
-    'read: while let Ok(bytes) = inbox.recv().await {
-        for event in connection.session.feed(&bytes) {
+    'read: loop {
+        let events = match connection.session.next_deadline() {
+            None => match inbox.recv().await {
+                Ok(bytes) => connection.session.feed_at(&bytes, Instant::now()),
+                Err(_) => break,
+            },
+            Some(deadline) => {
+                let recv = std::pin::pin!(inbox.recv());
+                let received = futures::future::select(recv, async_io::Timer::at(deadline)).await;
+                match received {
+                    futures::future::Either::Left((Ok(bytes), _)) => {
+                        connection.session.feed_at(&bytes, Instant::now())
+                    }
+                    futures::future::Either::Left((Err(_), _)) => break,
+                    futures::future::Either::Right(_) => connection.session.poll_at(Instant::now()),
+                }
+            }
+        };
+        for event in events {
             if !connection.handle(event).await {
                 break 'read;
             }
         }
+        connection.log_throttling();
     }
     connection.close().await;
 }
+
+/// Rate-limited logging of the frame-rate limit: one line when an
+/// application first goes over it, then at most one every
+/// [`THROTTLE_LOG_INTERVAL`] while it stays over, never one per frame.
+#[derive(Default)]
+struct ThrottleLog {
+    logged_at: Option<Instant>,
+    logged_count: u64,
+}
+
+const THROTTLE_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
 struct Connection {
     daemon: Arc<Daemon>,
@@ -134,9 +170,42 @@ struct Connection {
     outbox: async_channel::Sender<Vec<u8>>,
     app: Option<(u64, Arc<BridgedApp>)>,
     pid: Option<u32>,
+    throttle_log: ThrottleLog,
 }
 
 impl Connection {
+    fn app_name(&self) -> &str {
+        self.app
+            .as_ref()
+            .map_or("", |(_, app)| app.info.name.as_str())
+    }
+
+    fn log_throttling(&mut self) {
+        let count = self.session.coalesced_commits();
+        if count == self.throttle_log.logged_count {
+            return;
+        }
+        let now = Instant::now();
+        if self
+            .throttle_log
+            .logged_at
+            .is_some_and(|at| now.duration_since(at) < THROTTLE_LOG_INTERVAL)
+        {
+            return;
+        }
+        warn!(
+            app = %self.app_name(),
+            held_back = count,
+            "the sender commits faster than {} frames/s (rule max-fps): commits are coalesced \
+             and the latest state applied at that rate; nothing is lost",
+            self.daemon.max_fps
+        );
+        self.throttle_log = ThrottleLog {
+            logged_at: Some(now),
+            logged_count: count,
+        };
+    }
+
     /// Acts on one session event; false ends the connection.
     async fn handle(&mut self, event: ReceiverEvent) -> bool {
         match event {
@@ -155,10 +224,7 @@ impl Connection {
             }
             ReceiverEvent::Goodbye => return false,
             ReceiverEvent::SurfaceError(error) => {
-                let app_name = self
-                    .app
-                    .as_ref()
-                    .map_or("", |(_, app)| app.info.name.as_str());
+                let app_name = self.app_name();
                 warn!(app = %app_name, "surface {}: {} ({})", error.surface.0, error.reason, error.rule.as_str());
                 self.daemon
                     .stats
@@ -171,11 +237,32 @@ impl Connection {
         true
     }
 
+    /// Applies one event to the application. A panic in there (a bug: the
+    /// validator should have refused what caused it) is contained to this
+    /// application: it is reset and its sender asked for full trees, while
+    /// every other application goes on.
     async fn handle_app_event(&mut self, event: ReceiverEvent) {
         let Some((_, app)) = self.app.clone() else {
             return;
         };
-        let (surface, serial, result) = match event {
+        let (surface, serial) = event_surface(&event);
+        let applied = AssertUnwindSafe(self.apply_app_event(&app, event))
+            .catch_unwind()
+            .await;
+        if applied.is_err() {
+            error!(
+                app = %app.info.name,
+                "internal error (panic) while applying this application's message for surface {}; \
+                 resetting this application only: its trees are dropped and its sender asked for \
+                 full trees",
+                surface.map_or(0, |s| s.0)
+            );
+            self.reset_app(&app, surface, serial).await;
+        }
+    }
+
+    async fn apply_app_event(&self, app: &Arc<BridgedApp>, event: ReceiverEvent) {
+        let (surface, serial, coalesced, result) = match event {
             ReceiverEvent::SurfaceCreated { surface, title } => {
                 let result = app.lock().replica.create_surface(surface, title);
                 if result.is_ok() {
@@ -184,49 +271,92 @@ impl Connection {
                         self.daemon.at_present(),
                     ));
                 }
-                (surface, 0, result)
+                (surface, 0, 1, result)
             }
             ReceiverEvent::Commit {
                 surface,
                 serial,
                 updates,
                 encoded_bytes,
+                coalesced,
             } => (
                 surface,
                 serial,
+                coalesced,
                 app.commit(surface, updates, encoded_bytes).await,
             ),
             ReceiverEvent::Focus { surface } => (
                 surface.unwrap_or(SurfaceId(0)),
                 0,
+                1,
                 app.set_focus(surface).await,
             ),
             ReceiverEvent::Geometry { surface, geometry } => (
                 surface,
                 0,
+                1,
                 app.lock().replica.set_geometry(surface, geometry),
             ),
             ReceiverEvent::SurfaceDestroyed { surface } => {
-                (surface, 0, app.destroy_surface(surface).await)
+                (surface, 0, 1, app.destroy_surface(surface).await)
             }
             _ => return,
         };
         if let Err(error) = result {
-            self.reject(&app, surface, serial, error);
+            self.reject(app, surface, serial, coalesced, error);
         }
     }
 
-    fn reject(&self, app: &BridgedApp, surface: SurfaceId, serial: u64, error: RejectError) {
-        warn!(app = %app.info.name, "{error}");
+    /// After a contained panic: drop the application's trees (keeping its
+    /// surfaces, its bus connection and its place on the desktop) and tell
+    /// the sender, per surface, to send a full tree (`internal-error`,
+    /// `resync: true`).
+    async fn reset_app(&self, app: &Arc<BridgedApp>, failed: Option<SurfaceId>, serial: u64) {
+        let surfaces = app.reset_after_panic().await;
+        let reason = "the bridge hit an internal error while applying this application's \
+                      messages; it dropped this application's trees (other applications are \
+                      unaffected) and needs a full tree for this surface";
+        for surface in surfaces {
+            self.daemon
+                .stats
+                .note_rejection(&app.info.name, INTERNAL_ERROR_RULE, reason);
+            self.send(&BridgeMessage::Rejected {
+                surface,
+                serial: if Some(surface) == failed { serial } else { 0 },
+                rule: INTERNAL_ERROR_RULE.to_owned(),
+                reason: reason.to_owned(),
+                resync: true,
+            });
+        }
+    }
+
+    fn reject(
+        &self,
+        app: &BridgedApp,
+        surface: SurfaceId,
+        serial: u64,
+        coalesced: u32,
+        error: RejectError,
+    ) {
+        let mut reason = error.to_string();
+        if coalesced > 1 {
+            // The sender's earlier serials were never answered one by one:
+            // it cannot know which state the bridge has, so it resyncs.
+            reason.push_str(&format!(
+                " (this frame carried {coalesced} commits coalesced by the frame-rate limit, the \
+                 last with serial {serial}; none of them was applied; send a full tree)"
+            ));
+        }
+        warn!(app = %app.info.name, "{reason}");
         self.daemon
             .stats
-            .note_rejection(&app.info.name, error.rule.as_str(), &error.to_string());
+            .note_rejection(&app.info.name, error.rule.as_str(), &reason);
         self.send(&BridgeMessage::Rejected {
             surface,
             serial,
             rule: error.rule.as_str().to_owned(),
-            reason: error.to_string(),
-            resync: app.needs_resync(surface),
+            reason,
+            resync: coalesced > 1 || app.needs_resync(surface),
         });
     }
 
@@ -296,6 +426,23 @@ impl Connection {
         }
         self.outbox.close();
         debug!("sender connection closed");
+    }
+}
+
+/// `Rejected.rule` after a contained internal error (docs/protocol.md §8.2).
+const INTERNAL_ERROR_RULE: &str = "internal-error";
+
+/// The surface (and commit serial) an application event is about.
+fn event_surface(event: &ReceiverEvent) -> (Option<SurfaceId>, u64) {
+    match event {
+        ReceiverEvent::Commit {
+            surface, serial, ..
+        } => (Some(*surface), *serial),
+        ReceiverEvent::SurfaceCreated { surface, .. }
+        | ReceiverEvent::Geometry { surface, .. }
+        | ReceiverEvent::SurfaceDestroyed { surface } => (Some(*surface), 0),
+        ReceiverEvent::Focus { surface } => (*surface, 0),
+        _ => (None, 0),
     }
 }
 

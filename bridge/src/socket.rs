@@ -1,5 +1,5 @@
 //! The sender socket: a private directory, a single-instance lock, and the
-//! peer-uid check.
+//! admission of senders (peer uid, optional executable allow-list).
 
 use std::fs::{self, File};
 use std::io;
@@ -107,17 +107,163 @@ fn ensure_private_dir(dir: &Path) -> Result<(), SocketError> {
     Ok(())
 }
 
-/// Only senders running as our own user may push trees.
-pub fn check_peer(stream: &UnixStream) -> Result<u32, String> {
+/// Who may push trees: this user's own uid always, the `--allow-uid` uids
+/// besides, and, when `--allow-exe` lists any, only those executables.
+#[derive(Clone, Debug, Default)]
+pub struct Admission {
+    pub extra_uids: Vec<u32>,
+    pub executables: Vec<PathBuf>,
+}
+
+/// Why a connecting sender was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The peer's credentials could not be read.
+    #[error("cannot read the peer's credentials: {0}")]
+    NoCredentials(String),
+    /// Another user (rule `peer-uid`): closed without a reply (docs/protocol.md §2.1).
+    #[error("peer uid {uid} is neither this user's uid {mine} nor allowed by --allow-uid (rule peer-uid)")]
+    Uid { uid: u32, mine: u32 },
+    /// Not an allowed executable (rule `allow-exe`): told why, then closed.
+    #[error(
+        "sender executable {exe} (pid {pid}) is not allowed by the bridge's --allow-exe list \
+         (rule allow-exe); ask the user to add it"
+    )]
+    Executable { pid: u32, exe: String },
+}
+
+impl Refusal {
+    /// Whether the sender should get an `error` frame saying why (same user,
+    /// only not on the allow-list) rather than a silent close.
+    pub fn tell_sender(&self) -> bool {
+        matches!(self, Refusal::Executable { .. })
+    }
+}
+
+impl Admission {
+    /// Whether a peer with `uid` running `exe` (None: unreadable) may connect.
+    pub fn check(&self, uid: u32, mine: u32, pid: u32, exe: Option<&Path>) -> Result<(), Refusal> {
+        if uid != mine && !self.extra_uids.contains(&uid) {
+            return Err(Refusal::Uid { uid, mine });
+        }
+        if self.executables.is_empty() {
+            return Ok(());
+        }
+        match exe {
+            Some(exe) if self.executables.iter().any(|allowed| allowed == exe) => Ok(()),
+            Some(exe) => Err(Refusal::Executable {
+                pid,
+                exe: exe.display().to_string(),
+            }),
+            None => Err(Refusal::Executable {
+                pid,
+                exe: "(unreadable: the process is gone or not ours)".into(),
+            }),
+        }
+    }
+}
+
+/// Checks a connecting sender against `admission` (SO_PEERCRED); returns its pid.
+///
+/// The executable is `/proc/PID/exe` read at accept time. That is a check of
+/// the process that holds the pid *now*: a sender that connected, then
+/// `exec`ed another program, or exited so that its pid was reused, is
+/// judged by the new program. Every such process runs as an allowed uid
+/// anyway (the uid check comes first and is race-free), so the allow-list
+/// narrows which of the user's own programs may push trees; it is no
+/// boundary against code already running as the user.
+pub fn check_peer(stream: &UnixStream, admission: &Admission) -> Result<u32, Refusal> {
     let cred = rustix::net::sockopt::socket_peercred(stream)
-        .map_err(|e| format!("cannot read the peer's credentials: {e}"))?;
-    let my_uid = rustix::process::getuid();
-    if cred.uid != my_uid {
-        return Err(format!(
-            "peer uid {} is not this user's uid {}",
-            cred.uid.as_raw(),
-            my_uid.as_raw()
+        .map_err(|e| Refusal::NoCredentials(e.to_string()))?;
+    let mine = rustix::process::getuid().as_raw();
+    let pid = cred.pid.as_raw_nonzero().get() as u32;
+    let exe = if admission.executables.is_empty() {
+        None
+    } else {
+        peer_executable(pid)
+    };
+    admission.check(cred.uid.as_raw(), mine, pid, exe.as_deref())?;
+    Ok(pid)
+}
+
+/// Same-user only, whatever the sender allow-lists say: the status socket,
+/// peer-to-peer AT clients and the recorder.
+pub fn check_same_user(stream: &UnixStream) -> Result<u32, Refusal> {
+    check_peer(stream, &Admission::default())
+}
+
+/// `/proc/PID/exe`, without the " (deleted)" the kernel appends once the
+/// file was replaced (a package upgrade while the compositor runs): the path
+/// it was started from is what the allow-list names.
+fn peer_executable(pid: u32) -> Option<PathBuf> {
+    let link = fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let text = link.to_str()?;
+    Some(PathBuf::from(
+        text.strip_suffix(" (deleted)").unwrap_or(text),
+    ))
+}
+
+/// Canonical form of an `--allow-exe` path (symlinks resolved, as
+/// `/proc/PID/exe` shows them); a path that does not exist is kept as given.
+pub fn canonical_executable(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_admits_only_this_user() {
+        let admission = Admission::default();
+        assert!(admission.check(1000, 1000, 7, None).is_ok());
+        let refused = admission.check(0, 1000, 7, None).unwrap_err();
+        assert!(matches!(refused, Refusal::Uid { uid: 0, mine: 1000 }));
+        assert!(!refused.tell_sender());
+        assert!(refused.to_string().contains("rule peer-uid"));
+    }
+
+    #[test]
+    fn extra_uids_are_admitted_besides_our_own() {
+        let admission = Admission {
+            extra_uids: vec![0],
+            executables: Vec::new(),
+        };
+        assert!(admission.check(0, 1000, 7, None).is_ok());
+        assert!(admission.check(1000, 1000, 7, None).is_ok());
+        assert!(admission.check(1001, 1000, 7, None).is_err());
+    }
+
+    #[test]
+    fn executables_narrow_the_admitted_senders() {
+        let admission = Admission {
+            extra_uids: Vec::new(),
+            executables: vec![PathBuf::from("/usr/bin/compositor")],
+        };
+        let allowed = Path::new("/usr/bin/compositor");
+        assert!(admission.check(1000, 1000, 7, Some(allowed)).is_ok());
+        let refused = admission
+            .check(1000, 1000, 7, Some(Path::new("/home/u/evil")))
+            .unwrap_err();
+        assert!(refused.tell_sender());
+        let text = refused.to_string();
+        assert!(
+            text.contains("/home/u/evil") && text.contains("rule allow-exe"),
+            "{text}"
+        );
+        // Unreadable executable: refused, never admitted by default.
+        assert!(admission.check(1000, 1000, 7, None).is_err());
+        // The uid check still comes first.
+        assert!(matches!(
+            admission.check(0, 1000, 7, Some(allowed)),
+            Err(Refusal::Uid { .. })
         ));
     }
-    Ok(cred.pid.as_raw_nonzero().get() as u32)
+
+    #[test]
+    fn a_replaced_executable_is_named_by_its_path() {
+        let own = peer_executable(std::process::id()).expect("our own exe");
+        assert!(own.is_absolute());
+        assert!(!own.to_string_lossy().ends_with(" (deleted)"));
+    }
 }

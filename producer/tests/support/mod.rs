@@ -103,7 +103,12 @@ impl TestBridge {
 }
 
 fn run(mut stream: UnixStream, shared: &Mutex<Shared>, writer: &Mutex<UnixStream>) {
-    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    // A stand-in that never polls: no frame-rate limit (it would hold
+    // commits until a poll that never comes).
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_frames_per_second: 0,
+        ..ReceiverConfig::default()
+    });
     let mut with_tree: HashSet<SurfaceId> = HashSet::new();
     let mut buffer = [0u8; 4096];
     while !session.is_closed() {
