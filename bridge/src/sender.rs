@@ -420,6 +420,14 @@ impl Connection {
     }
 
     async fn close(&mut self) {
+        let held_back = self.session.coalesced_commits();
+        if held_back > 0 {
+            info!(
+                app = %self.app_name(),
+                held_back,
+                "frame-rate limit (rule max-fps): commits held back and coalesced over the connection"
+            );
+        }
         if let Some((key, app)) = self.app.take() {
             self.daemon.remove_app(key);
             app.shut_down().await;

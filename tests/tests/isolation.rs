@@ -6,8 +6,14 @@
 //! Latency under each flood is measured against the same run's quiet baseline and printed as a
 //! ratio, never asserted (the machine is shared).
 //!
+//! Also the per-application limits a sender meets (docs/robustness.md): the frame-rate limit
+//! (commits coalesced, nothing lost), the queued-bytes limit (rejected with resync), the
+//! executable allow-list, and the reset of one application after a panic in its handling (a
+//! debug-build test hook, `NEWTON_ATSPI_TEST_PANIC_ON_LABEL`).
+//!
 //! Run with `cargo test -p newton-e2e --test isolation -- --nocapture --test-threads 1` after
-//! `cargo build -p newton-atspi-bridge`. No Xvfb, no Orca.
+//! `cargo build -p newton-atspi-bridge` (a debug build: the panic test needs its test hook).
+//! No Xvfb, no Orca.
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -47,8 +53,18 @@ fn start_session() -> TestSession {
 
 /// `serve --socket <dir>/bridge.sock` plus `extra` arguments; waits until the socket accepts.
 fn start_bridge(session: &mut TestSession, extra: &[&str]) -> (u32, PathBuf) {
+    start_bridge_with_env(session, extra, &[])
+}
+
+/// [`start_bridge`] with extra environment variables for the bridge.
+fn start_bridge_with_env(
+    session: &mut TestSession,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (u32, PathBuf) {
     let socket = session.dir().join("bridge.sock");
     let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
+    cmd.envs(env.iter().copied());
     cmd.arg("serve")
         .arg("--socket")
         .arg(&socket)
@@ -820,5 +836,329 @@ fn renaming_every_child_of_a_wide_window_is_acknowledged() {
     let after = run_mix(&client, &target, ROUNDS);
     assert_same(&quiet, &after, "calm app after the wide rename");
     eprintln!("isolation/wide-rename: {FLOOD_NODES} children renamed in one commit in {took:?}");
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (f) Per-application limits: frame rate, queued bytes, allow-list, panic containment.
+// ---------------------------------------------------------------------------------------------
+
+/// The bridge's whole stderr so far (the harness's tail is too short to count lines in),
+/// without terminal colour sequences.
+fn bridge_log(session: &TestSession) -> String {
+    let raw =
+        std::fs::read_to_string(session.dir().join("logs").join("bridge.err")).unwrap_or_default();
+    let mut plain = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters… final letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
+}
+
+/// Buttons in the windows of the limit tests' second application.
+const BUTTONS: u64 = 10;
+/// Commits the frame-rate flood sends as fast as the socket takes them.
+const RATE_FLOOD_COMMITS: u64 = 3_000;
+
+#[test]
+fn commits_over_the_frame_rate_are_coalesced_and_nothing_is_lost() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge(&mut session, &["--max-fps", "10", "--fps-burst", "2"]);
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let target = Target::find(&client, CALM_APP);
+    let quiet = run_mix(&client, &target, ROUNDS);
+
+    let mut flooder = RawSender::connect(&socket, "Rate app");
+    flooder.show_window(1, "Rate window", "Rate", BUTTONS);
+    let started = Instant::now();
+    let flood = std::thread::spawn(move || {
+        for n in 0..RATE_FLOOD_COMMITS {
+            let id = 2 + n % BUTTONS;
+            flooder.commit(1, relabel(id, &format!("Rate {id} v{n}")));
+        }
+        let replies = flooder.sync();
+        (flooder, replies, started.elapsed())
+    });
+    let flooded = run_mix_while(&client, &target, Duration::from_secs(2), || {
+        flood.is_finished()
+    });
+    let (_flooder, replies, took) = flood.join().expect("the flooding thread ends");
+    let after = run_mix(&client, &target, ROUNDS);
+
+    // Nothing rejected, and the latest state of every button is what the AT reads.
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "commits over the frame rate were rejected: {replies:?}"
+    );
+    let bus = client.app_bus("Rate app");
+    let (_, labels) = client.window_and_labels(&bus);
+    let expected: Vec<String> = (0..BUTTONS)
+        .map(|k| {
+            let id = 2 + k;
+            let last = (0..RATE_FLOOD_COMMITS)
+                .rfind(|n| 2 + n % BUTTONS == id)
+                .unwrap_or_default();
+            format!("Rate {id} v{last}")
+        })
+        .collect();
+    assert_eq!(
+        labels, expected,
+        "the coalesced state is not the latest one"
+    );
+    assert_same(&quiet, &flooded, "during the frame-rate flood");
+    assert_same(&quiet, &after, "after the frame-rate flood");
+
+    // One log line when the limit first holds commits back, then at most one per 10 s.
+    let log = bridge_log(&session);
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("rule max-fps")).collect();
+    assert!(!lines.is_empty(), "no max-fps log line:\n{log}");
+    let bound = 1 + took.as_secs() / 10 + 1;
+    assert!(
+        lines.len() as u64 <= bound,
+        "{} max-fps lines for {took:?} of flood:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
+    let held_back = lines
+        .iter()
+        .filter_map(|l| {
+            l.split("held_back=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0u64);
+    assert!(held_back > 0, "{lines:?}");
+    eprintln!(
+        "limits/max-fps: {RATE_FLOOD_COMMITS} commits at --max-fps 10 --fps-burst 2 acknowledged \
+         in {took:?}; {} max-fps log line(s), the first counting {held_back} held back; calm app \
+         median quiet {:?}, flooded {:?} ({} queries), ratio {:.2}",
+        lines.len(),
+        median(&quiet.latencies),
+        median(&flooded.latencies),
+        flooded.latencies.len(),
+        ratio(median(&flooded.latencies), median(&quiet.latencies))
+    );
+    shutdown(session);
+}
+
+#[test]
+fn queued_bytes_over_the_limit_are_rejected_with_a_resync() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge(
+        &mut session,
+        &[
+            "--max-fps",
+            "1",
+            "--fps-burst",
+            "1",
+            "--max-queued-bytes",
+            "20000",
+        ],
+    );
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let target = Target::find(&client, CALM_APP);
+    let before = run_mix(&client, &target, 3);
+
+    let mut heavy = RawSender::connect(&socket, "Queue app");
+    heavy.show_window(1, "Queue window", "Queue", BUTTONS);
+    // Each relabel carries a 6,000-byte label and waits for the next frame's
+    // token (one a second); three fit in 20,000 queued bytes, the fourth
+    // waiting one overflows. Whether the first of the five still finds a
+    // token decides whether the fourth or the fifth commit overflows.
+    let long = "x".repeat(6_000);
+    let mut serials = Vec::new();
+    for _ in 0..5 {
+        serials.push(heavy.commit(1, relabel(2, &long)));
+    }
+    // The sender resyncs as told, with a full tree.
+    let replies = heavy.sync();
+    let rejected: Vec<&Value> = replies.iter().filter_map(|m| m.get("rejected")).collect();
+    assert_eq!(rejected.len(), 1, "{replies:?}");
+    let rejection = rejected[0];
+    assert_eq!(rejection["rule"], "queued-bytes", "{rejection}");
+    assert_eq!(rejection["resync"], true, "{rejection}");
+    assert!(
+        rejection["serial"] == serials[3] || rejection["serial"] == serials[4],
+        "{rejection}"
+    );
+    let reason = rejection["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("20000 bytes"), "{reason}");
+    heavy.commit(1, window("Queue window", "Resynced", BUTTONS));
+    let replies = heavy.sync();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "the resync was rejected: {replies:?}"
+    );
+    let bus = client.app_bus("Queue app");
+    let (_, labels) = client.window_and_labels(&bus);
+    assert_eq!(labels.first().map(String::as_str), Some("Resynced 2"));
+    assert!(bridge_log(&session).contains("queued-bytes"));
+    let after = run_mix(&client, &target, 3);
+    assert_same(&before, &after, "after the queued-bytes rejection");
+    eprintln!("limits/queued-bytes: {rejection}");
+    shutdown(session);
+}
+
+/// A sender written in Python (another executable than the test's): connects, sends a hello,
+/// prints the bridge's first reply (or `closed`).
+const PYTHON_SENDER: &str = r#"
+import json, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+hello = json.dumps({"protocol": 1, "encoding": "json",
+                    "app": {"appId": "org.newton.isolation.python", "name": "Python app"}}).encode()
+s.sendall(struct.pack("<I", len(hello)) + hello)
+data = b""
+while len(data) < 4 or len(data) < 4 + struct.unpack("<I", data[:4])[0]:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+print(data[4:].decode() if len(data) >= 4 else "closed")
+"#;
+
+#[test]
+fn only_allowed_executables_may_push_trees() {
+    let mut session = start_session();
+    let me = std::env::current_exe().expect("the test's executable");
+    let me = me.to_str().expect("a UTF-8 path");
+    let (bridge, socket) = start_bridge(&mut session, &["--allow-exe", me]);
+    // This test executable is allowed: its app appears.
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let target = Target::find(&client, CALM_APP);
+    let before = run_mix(&client, &target, 3);
+
+    let mut python = session.command(newton_e2e::python());
+    python.arg("-c").arg(PYTHON_SENDER).arg(&socket);
+    let reply = session
+        .run_ok("python-sender", python, WAIT)
+        .expect("the python sender runs");
+    let reply: Value = serde_json::from_str(reply.trim()).expect("the bridge replied in JSON");
+    let reason = reply["error"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("rule allow-exe") && reason.contains("python"),
+        "{reply}"
+    );
+    session.ensure_running(bridge).expect("the bridge runs on");
+    assert!(
+        !client.app_names().iter().any(|n| n == "Python app"),
+        "a refused sender reached the desktop"
+    );
+    let log = bridge_log(&session);
+    assert!(
+        log.lines()
+            .any(|l| l.contains("refused a sender") && l.contains("allow-exe")),
+        "no refusal log line"
+    );
+    let after = run_mix(&client, &target, 3);
+    assert_same(&before, &after, "after the refusal");
+    eprintln!("limits/allow-exe: refused with: {reason}");
+    shutdown(session);
+}
+
+/// The label the bridge's debug-build test hook panics on (set in the bridge's environment).
+const PANIC_LABEL: &str = "isolation-test-panic";
+
+#[test]
+fn a_panic_in_one_application_resets_only_that_application() {
+    let mut session = start_session();
+    let (bridge, socket) = start_bridge_with_env(
+        &mut session,
+        &[],
+        &[("NEWTON_ATSPI_TEST_PANIC_ON_LABEL", PANIC_LABEL)],
+    );
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let target = Target::find(&client, CALM_APP);
+    let before = run_mix(&client, &target, ROUNDS);
+
+    let mut victim = RawSender::connect(&socket, "Victim app");
+    victim.show_window(1, "Victim window", "Victim", BUTTONS);
+    victim.create_surface(2, "Victim dialog");
+    victim.commit(2, window("Victim dialog", "Dialog", 2));
+    assert!(victim.sync().iter().all(|m| m.get("rejected").is_none()));
+    let victim_bus = client.app_bus("Victim app");
+    assert_eq!(
+        client.children(&victim_bus, ROOT).map(|c| c.len()).ok(),
+        Some(2)
+    );
+
+    // The hook panics while applying this commit, under the application's lock.
+    let serial = victim.commit(1, relabel(2, PANIC_LABEL));
+    let replies = victim.sync();
+    let rejected: Vec<&Value> = replies.iter().filter_map(|m| m.get("rejected")).collect();
+    assert_eq!(
+        rejected.len(),
+        2,
+        "one resync request per surface: {replies:?}"
+    );
+    for rejection in &rejected {
+        assert_eq!(rejection["rule"], "internal-error", "{rejection}");
+        assert_eq!(rejection["resync"], true, "{rejection}");
+    }
+    let failed = rejected
+        .iter()
+        .find(|r| r["surface"] == 1)
+        .expect("surface 1 rejected");
+    assert_eq!(failed["serial"], serial);
+
+    // The bridge and the other application go on untouched.
+    session.ensure_running(bridge).expect("the bridge survived");
+    let during = run_mix(&client, &target, ROUNDS);
+    assert_same(&before, &during, "after the other application's panic");
+    // The victim stays on the desktop under the same name, with no window until it resyncs.
+    assert_eq!(client.app_bus("Victim app"), victim_bus);
+    wait_until("the reset windows to leave", WAIT, || {
+        Ok(client
+            .children(&victim_bus, ROOT)
+            .map(|c| c.is_empty())
+            .unwrap_or(false))
+    })
+    .expect("the reset application has no windows");
+    // An incremental update is refused now: a full tree is needed.
+    victim.commit(1, relabel(2, "Too early"));
+    let replies = victim.sync();
+    assert!(
+        replies.iter().any(|m| m["rejected"]["resync"] == true),
+        "{replies:?}"
+    );
+    // The resync brings it back; its lock works (it was poisoned by the panic).
+    victim.commit(1, window("Victim window", "Again", BUTTONS));
+    victim.commit(2, window("Victim dialog", "Dialog again", 2));
+    let replies = victim.sync();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "the resync was rejected: {replies:?}"
+    );
+    let (_, labels) = client.window_and_labels(&victim_bus);
+    assert_eq!(labels.first().map(String::as_str), Some("Again 2"));
+    let after = run_mix(&client, &target, ROUNDS);
+    assert_same(&before, &after, "after the reset");
+    let log = bridge_log(&session);
+    assert!(log.contains("internal error (panic)"), "no error line");
+    assert!(log.contains("application reset"), "no reset line");
+    eprintln!(
+        "limits/panic: victim reset with {} resync requests; calm app answered {} queries \
+         unchanged",
+        rejected.len(),
+        during.latencies.len()
+    );
     shutdown(session);
 }
