@@ -306,13 +306,12 @@ impl BridgedApp {
         updates: Vec<accesskit::TreeUpdate>,
         bytes: usize,
     ) -> Result<(), RejectError> {
-        {
-            let _state = self.lock();
-            crate::fault::panic_if_armed(&updates);
-        }
         let changes = if self.is_full_replacement(surface, &updates) {
             let limits = *self.lock().replica.limits();
             let prepared = blocking::unblock(move || {
+                // Test hook (debug builds): a panic on the blocking thread
+                // resumes in this future, where the caller contains it.
+                crate::fault::panic_if_armed(&updates);
                 newton_cache::app::prepare_full_tree(&limits, surface, updates, bytes)
             })
             .await;
@@ -325,7 +324,10 @@ impl BridgedApp {
                 }
             }
         } else {
-            self.lock().replica.commit(surface, updates, bytes)?
+            let mut state = self.lock();
+            // Test hook (debug builds): a panic under the lock poisons it.
+            crate::fault::panic_if_armed(&updates);
+            state.replica.commit(surface, updates, bytes)?
         };
         let signals = self.commit_events(changes);
         self.emit(signals).await;

@@ -6,8 +6,9 @@
 //! build it is off unless the bridge's own environment sets
 //! `NEWTON_ATSPI_TEST_PANIC_ON_LABEL`: a sender cannot set it, only whoever
 //! starts the bridge. When set, a commit carrying a node whose label equals
-//! its value panics while the application's state lock is held (the worst
-//! case: the lock is poisoned too).
+//! its value panics: an incremental commit while the application's state
+//! lock is held (the lock is poisoned too), a full tree on the blocking
+//! thread that builds it off the lock.
 
 use accesskit::TreeUpdate;
 

@@ -1149,6 +1149,31 @@ fn a_panic_in_one_application_resets_only_that_application() {
     );
     let (_, labels) = client.window_and_labels(&victim_bus);
     assert_eq!(labels.first().map(String::as_str), Some("Again 2"));
+
+    // A full tree with another root is built off the lock, on a blocking thread: a panic there
+    // is contained the same way.
+    let serial = victim.commit(1, window_rooted_at(500, PANIC_LABEL, "Victim", 2));
+    let replies = victim.sync();
+    let rejected: Vec<&Value> = replies.iter().filter_map(|m| m.get("rejected")).collect();
+    assert_eq!(rejected.len(), 2, "{replies:?}");
+    assert!(
+        rejected
+            .iter()
+            .all(|r| r["rule"] == "internal-error" && r["resync"] == true),
+        "{replies:?}"
+    );
+    assert!(rejected
+        .iter()
+        .any(|r| r["surface"] == 1 && r["serial"] == serial));
+    session.ensure_running(bridge).expect("the bridge survived");
+    victim.commit(1, window("Victim window", "Third", BUTTONS));
+    let replies = victim.sync();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "the second resync was rejected: {replies:?}"
+    );
+    let (_, labels) = client.window_and_labels(&victim_bus);
+    assert_eq!(labels.first().map(String::as_str), Some("Third 2"));
     let after = run_mix(&client, &target, ROUNDS);
     assert_same(&before, &after, "after the reset");
     let log = bridge_log(&session);
