@@ -212,9 +212,12 @@ async fn serve(
         max_queued_bytes: args.max_queued_bytes,
         admission: socket::Admission {
             extra_uids: args.allow_uid.clone(),
+            // An empty entry (`NEWTON_ATSPI_ALLOW_EXE=` or a stray ':') allows
+            // nothing; it must not turn the allow-list on and refuse everyone.
             executables: args
                 .allow_exe
                 .iter()
+                .filter(|path| !path.as_os_str().is_empty())
                 .map(|path| socket::canonical_executable(path))
                 .collect(),
         },

@@ -626,12 +626,7 @@ impl ReceiverSession {
             SenderMessage::Commit { surface, serial } => self.commit(surface, serial, now),
             SenderMessage::Focus { surface } => Some(self.focus(surface)),
             SenderMessage::Geometry { surface, geometry } => Some(self.geometry(surface, geometry)),
-            SenderMessage::DestroySurface { surface } => {
-                let event = self.destroy_surface(surface);
-                events.push(event);
-                self.release_syncs(events);
-                return;
-            }
+            SenderMessage::DestroySurface { surface } => Some(self.destroy_surface(surface)),
             SenderMessage::Sync { serial } => {
                 if self.waiting_order.is_empty() {
                     Some(ReceiverEvent::Sync { serial })
@@ -646,6 +641,9 @@ impl ReceiverSession {
             }
         };
         events.extend(event);
+        // A destroyed or overflowed surface may have taken the last waiting
+        // commits with it: the syncs behind them are due now.
+        self.release_syncs(events);
     }
 
     fn create_surface(

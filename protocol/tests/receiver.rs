@@ -828,3 +828,45 @@ fn a_zero_frame_rate_means_no_limit() {
     }
     assert_eq!(session.coalesced_commits(), 0);
 }
+
+#[test]
+fn a_sync_behind_commits_discarded_by_the_queue_limit_is_answered_at_once() {
+    let t0 = Instant::now();
+    let one_update = message_frame(
+        &SenderMessage::Update {
+            surface: SurfaceId(1),
+            update: relabel("x"),
+        },
+        Encoding::Postcard,
+    )
+    .len()
+        - 4;
+    let mut session = rate_limited_session(1, 1, one_update + one_update / 2);
+    let surface = SurfaceId(1);
+    send(
+        &mut session,
+        SenderMessage::CreateSurface {
+            surface,
+            title: None,
+        },
+        t0,
+    );
+    update_and_commit(&mut session, relabel("x"), 1, t0);
+    assert!(update_and_commit(&mut session, relabel("x"), 2, t0).is_empty());
+    assert!(send(&mut session, SenderMessage::Sync { serial: 8 }, t0).is_empty());
+    // This update overflows: the waiting commit is discarded, nothing waits
+    // any more, so the sync before it is answered now.
+    let events = send(
+        &mut session,
+        SenderMessage::Update {
+            surface,
+            update: relabel("x"),
+        },
+        t0,
+    );
+    assert!(
+        matches!(events.as_slice(), [ReceiverEvent::Sync { serial: 8 }]),
+        "{events:?}"
+    );
+    assert_eq!(session.next_deadline(), None);
+}
