@@ -69,7 +69,11 @@ impl World {
             .arg("--socket")
             .arg(&socket)
             // Debug logging would cost the bridge time on every call; warnings only.
-            .args(["--log-level", "warn"]);
+            .args(["--log-level", "warn"])
+            // The update benchmarks measure every commit's own latency and the sustained
+            // rate: without the frame-rate limit, which would coalesce them (docs/protocol.md
+            // §8.3).
+            .args(["--max-fps", "0"]);
         let bridge_pid = session
             .spawn("bridge", cmd)
             .map_err(|e| fail(format!("cannot start the bridge: {e}")))?;
