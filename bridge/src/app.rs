@@ -47,6 +47,9 @@ pub struct BridgedApp {
     incoming: Mutex<Option<zbus::MessageStream>>,
     /// Actions dropped because the sender does not read (for rate-limited logging).
     dropped_actions: std::sync::atomic::AtomicU64,
+    /// Calls whose answer panicked (for rate-limited logging: an AT decides
+    /// how often it repeats a call).
+    call_panics: std::sync::atomic::AtomicU64,
 }
 
 impl BridgedApp {
@@ -74,6 +77,7 @@ impl BridgedApp {
             serving: Mutex::new(Vec::new()),
             incoming: Mutex::new(Some(incoming)),
             dropped_actions: std::sync::atomic::AtomicU64::new(0),
+            call_panics: std::sync::atomic::AtomicU64::new(0),
         }))
     }
 
@@ -230,7 +234,14 @@ impl BridgedApp {
         let handled = match outcome {
             Ok(handled) => handled?,
             Err(_) => {
-                error!(app = %self.info.name, "internal error while answering a call; replying Failed");
+                let panics = self
+                    .call_panics
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    + 1;
+                // Answering only reads the replica: nothing to reset. Log 1, 2, 4, … times.
+                if panics.is_power_of_two() {
+                    error!(app = %self.info.name, panics, "internal error while answering a call; replying Failed");
+                }
                 let failure =
                     newton_atspi_shim::CallError::Failed("internal error in the bridge".into());
                 return newton_atspi_shim::dispatch::error_reply(call, &failure)
