@@ -42,6 +42,10 @@ pub struct Stats {
     /// Commits of applications that have left (live ones are in their replicas).
     departed_applied: AtomicU64,
     departed_rejected: AtomicU64,
+    /// Connections refused at accept (uid or `--allow-exe`).
+    senders_refused: AtomicU64,
+    /// Commits the frame-rate limit held back and coalesced.
+    commits_held_back: AtomicU64,
     last_rejection: Mutex<Option<LastRejection>>,
 }
 
@@ -53,6 +57,8 @@ impl Default for Stats {
             senders_total: AtomicU64::new(0),
             departed_applied: AtomicU64::new(0),
             departed_rejected: AtomicU64::new(0),
+            senders_refused: AtomicU64::new(0),
+            commits_held_back: AtomicU64::new(0),
             last_rejection: Mutex::new(None),
         }
     }
@@ -73,6 +79,16 @@ impl Stats {
             .fetch_add(state.replica.commits_applied(), Ordering::Relaxed);
         self.departed_rejected
             .fetch_add(state.replica.commits_rejected(), Ordering::Relaxed);
+    }
+
+    /// A connecting sender was refused; returns how many so far.
+    pub fn sender_refused(&self) -> u64 {
+        self.senders_refused.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The frame-rate limit held back `commits` more commits.
+    pub fn held_back(&self, commits: u64) {
+        self.commits_held_back.fetch_add(commits, Ordering::Relaxed);
     }
 
     /// A commit or message was rejected: remember the rule it broke.
@@ -114,6 +130,12 @@ pub struct StatusDocument {
     pub senders: u64,
     /// Sender connections since the bridge started.
     pub senders_total: u64,
+    /// Sender connections refused at accept (uid, `--allow-exe`).
+    #[serde(default)]
+    pub senders_refused: u64,
+    /// Commits the frame-rate limit held back and coalesced (`--max-fps`).
+    #[serde(default)]
+    pub commits_held_back: u64,
     pub totals: Totals,
     /// The most recent rejection, with the rule it broke.
     pub last_rejection: Option<LastRejection>,
@@ -197,6 +219,8 @@ pub fn document(
         at_present,
         senders: stats.senders_connected.load(Ordering::Relaxed),
         senders_total: stats.senders_total.load(Ordering::Relaxed),
+        senders_refused: stats.senders_refused.load(Ordering::Relaxed),
+        commits_held_back: stats.commits_held_back.load(Ordering::Relaxed),
         totals,
         last_rejection: stats
             .last_rejection
@@ -382,9 +406,11 @@ mod tests {
                 "a11yBus",
                 "apps",
                 "atPresent",
+                "commitsHeldBack",
                 "lastRejection",
                 "pid",
                 "senders",
+                "sendersRefused",
                 "sendersTotal",
                 "socket",
                 "totals",

@@ -7,11 +7,12 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use async_executor::Executor;
 use async_io::Async;
 use async_signal::{Signal, Signals};
-use futures::{FutureExt, StreamExt};
+use futures::{AsyncReadExt, AsyncWriteExt, FutureExt, StreamExt};
 use newton_cache::Limits;
 use newton_push_protocol::{BridgeMessage, Encoding};
 use tracing::{info, warn};
@@ -35,8 +36,8 @@ pub struct Daemon {
     pub max_queued_bytes: usize,
     /// Who may connect (`--allow-uid`, `--allow-exe`).
     pub admission: socket::Admission,
-    /// Senders refused so far (for rate-limited logging).
-    refused: AtomicU64,
+    /// Refused senders whose connection stays open while they read why.
+    lingering: std::sync::atomic::AtomicUsize,
     pub executor: Arc<Executor<'static>>,
     pub listeners: SharedListeners,
     /// `org.a11y.Status.IsEnabled` on the session bus.
@@ -221,7 +222,6 @@ async fn serve(
                 .map(|path| socket::canonical_executable(path))
                 .collect(),
         },
-        refused: AtomicU64::new(0),
         executor: executor.clone(),
         listeners: SharedListeners::default(),
         enabled: AtomicBool::new(false),
@@ -230,6 +230,7 @@ async fn serve(
         next_app: AtomicU64::new(1),
         stats: Arc::default(),
         p2p_dir: p2p_dir(&path),
+        lingering: std::sync::atomic::AtomicUsize::new(0),
     });
     let control = a11y_bus::connect(&daemon.a11y_address()).await?;
     executor
@@ -297,32 +298,64 @@ fn accept(daemon: &Arc<Daemon>, stream: Async<UnixStream>) {
         Err(refusal) => {
             // A refused program may retry in a loop: log the first 16
             // refusals, then the 32nd, 64th, … with the count.
-            let refused = daemon.refused.fetch_add(1, Ordering::Relaxed) + 1;
+            let refused = daemon.stats.sender_refused();
             if refused <= 16 || refused.is_power_of_two() {
                 warn!(refused, "refused a sender: {refusal}");
             }
             if refusal.tell_sender() {
-                tell_refused(stream.get_ref(), &refusal.to_string());
+                tell_refused(daemon, stream, refusal.to_string());
             }
         }
     }
 }
 
+/// Refused senders being told why at once, at most.
+const MAX_LINGERING_REFUSALS: usize = 16;
+/// How long a refused sender's connection stays open for it to read why.
+const REFUSAL_LINGER: Duration = Duration::from_secs(2);
+
 /// Writes the `error` reply (JSON, as every reply to a hello) to a sender
-/// refused at accept, without waiting: a fresh socket's buffer takes it.
-fn tell_refused(stream: &UnixStream, reason: &str) {
-    use std::io::Write as _;
-    let message = BridgeMessage::Error {
-        reason: reason.to_owned(),
-    };
-    let frame = newton_push_protocol::encode_bridge_payload(&message, Encoding::Json)
+/// refused at accept, then keeps reading (and discarding) what it sends for
+/// a moment: a sender writing its hello after an immediate close would get
+/// EPIPE and never read the reason. Beyond [`MAX_LINGERING_REFUSALS`] at once
+/// the connection is closed right after the reply.
+fn tell_refused(daemon: &Arc<Daemon>, stream: Async<UnixStream>, reason: String) {
+    let message = BridgeMessage::Error { reason };
+    let Some(frame) = newton_push_protocol::encode_bridge_payload(&message, Encoding::Json)
         .ok()
-        .and_then(|payload| newton_push_protocol::encode_frame(&payload).ok());
-    if let Some(frame) = frame {
-        let mut writer = stream;
-        let _ = writer.write(&frame);
+        .and_then(|payload| newton_push_protocol::encode_frame(&payload).ok())
+    else {
+        return;
+    };
+    if daemon.lingering.fetch_add(1, Ordering::Relaxed) >= MAX_LINGERING_REFUSALS {
+        daemon.lingering.fetch_sub(1, Ordering::Relaxed);
+        // A fresh socket's buffer takes the small reply without waiting.
+        let _ = std::io::Write::write(&mut stream.get_ref(), &frame);
+        let _ = stream.get_ref().shutdown(std::net::Shutdown::Both);
+        return;
     }
-    let _ = stream.shutdown(std::net::Shutdown::Both);
+    let daemon = daemon.clone();
+    daemon
+        .executor
+        .clone()
+        .spawn(async move {
+            let mut stream = stream;
+            if stream.write_all(&frame).await.is_ok() {
+                let _ = stream.get_ref().shutdown(std::net::Shutdown::Write);
+                let drain = async {
+                    let mut buffer = [0u8; 4096];
+                    while let Ok(n) = stream.read(&mut buffer).await {
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                };
+                let timeout = async_io::Timer::after(REFUSAL_LINGER);
+                futures::future::select(std::pin::pin!(drain), timeout).await;
+            }
+            daemon.lingering.fetch_sub(1, Ordering::Relaxed);
+        })
+        .detach();
 }
 
 /// Tells every sender, removes every application from the desktop.

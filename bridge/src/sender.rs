@@ -160,6 +160,8 @@ async fn run_session(
 struct ThrottleLog {
     logged_at: Option<Instant>,
     logged_count: u64,
+    /// Held-back commits already added to the daemon's status counters.
+    counted: u64,
 }
 
 const THROTTLE_LOG_INTERVAL: Duration = Duration::from_secs(10);
@@ -182,6 +184,12 @@ impl Connection {
 
     fn log_throttling(&mut self) {
         let count = self.session.coalesced_commits();
+        if count > self.throttle_log.counted {
+            self.daemon
+                .stats
+                .held_back(count - self.throttle_log.counted);
+            self.throttle_log.counted = count;
+        }
         if count == self.throttle_log.logged_count {
             return;
         }
@@ -200,10 +208,8 @@ impl Connection {
              and the latest state applied at that rate; nothing is lost",
             self.daemon.max_fps
         );
-        self.throttle_log = ThrottleLog {
-            logged_at: Some(now),
-            logged_count: count,
-        };
+        self.throttle_log.logged_at = Some(now);
+        self.throttle_log.logged_count = count;
     }
 
     /// Acts on one session event; false ends the connection.

@@ -73,13 +73,19 @@ pub fn summary(status: &StatusDocument) -> String {
     );
     let _ = writeln!(
         out,
-        "  senders: {} connected ({} since start)",
-        status.senders, status.senders_total
+        "  senders: {} connected ({} since start, {} refused)",
+        status.senders, status.senders_total, status.senders_refused
     );
     let _ = writeln!(
         out,
-        "  {} application(s), {} surface(s), {} node(s); {} update(s) applied, {} rejected",
-        totals.apps, totals.surfaces, totals.nodes, totals.commits_applied, totals.commits_rejected
+        "  {} application(s), {} surface(s), {} node(s); {} update(s) applied, {} rejected, \
+         {} held back by the frame-rate limit",
+        totals.apps,
+        totals.surfaces,
+        totals.nodes,
+        totals.commits_applied,
+        totals.commits_rejected,
+        status.commits_held_back
     );
     if let Some(last) = &status.last_rejection {
         let _ = writeln!(
@@ -154,6 +160,8 @@ mod tests {
             at_present: false,
             senders: 1,
             senders_total: 4,
+            senders_refused: 3,
+            commits_held_back: 120,
             totals: Totals {
                 apps: 1,
                 surfaces: 2,
@@ -181,8 +189,13 @@ mod tests {
         assert!(text.contains("up 1 h 2 min"), "{text}");
         assert!(text.contains("listening: no"));
         assert!(text.contains(
-            "1 application(s), 2 surface(s), 50 node(s); 9 update(s) applied, 2 rejected"
+            "1 application(s), 2 surface(s), 50 node(s); 9 update(s) applied, 2 rejected, 120 \
+             held back by the frame-rate limit"
         ));
+        assert!(
+            text.contains("1 connected (4 since start, 3 refused)"),
+            "{text}"
+        );
         assert!(text.contains("last rejection: Editor broke `unknown-node`"));
         assert!(text.contains("Editor (org.example.Editor, pid 42, :1.7)"));
     }

@@ -865,6 +865,14 @@ fn bridge_log(session: &TestSession) -> String {
     plain
 }
 
+/// The running bridge's `status --json` document.
+fn bridge_status(session: &mut TestSession, socket: &Path) -> Value {
+    let mut cmd = session.command(bridge_binary().expect("the bridge binary"));
+    cmd.args(["status", "--json", "--socket"]).arg(socket);
+    let out = session.run_ok("status", cmd, WAIT).expect("status answers");
+    serde_json::from_str(&out).expect("status prints JSON")
+}
+
 /// Buttons in the windows of the limit tests' second application.
 const BUTTONS: u64 = 10;
 /// Commits the frame-rate flood sends as fast as the socket takes them.
@@ -943,6 +951,9 @@ fn commits_over_the_frame_rate_are_coalesced_and_nothing_is_lost() {
         .max()
         .unwrap_or(0u64);
     assert!(held_back > 0, "{lines:?}");
+    let status = bridge_status(&mut session, &socket);
+    let counted = status["commitsHeldBack"].as_u64().unwrap_or_default();
+    assert!(counted >= held_back, "status: {status}");
     eprintln!(
         "limits/max-fps: {RATE_FLOOD_COMMITS} commits at --max-fps 10 --fps-burst 2 acknowledged \
          in {took:?}; {} max-fps log line(s), the first counting {held_back} held back; calm app \
@@ -1067,6 +1078,8 @@ fn only_allowed_executables_may_push_trees() {
             .any(|l| l.contains("refused a sender") && l.contains("allow-exe")),
         "no refusal log line"
     );
+    let status = bridge_status(&mut session, &socket);
+    assert_eq!(status["sendersRefused"], 1, "status: {status}");
     let after = run_mix(&client, &target, 3);
     assert_same(&before, &after, "after the refusal");
     eprintln!("limits/allow-exe: refused with: {reason}");
