@@ -50,6 +50,8 @@ pub struct BridgedApp {
     /// Calls whose answer panicked (for rate-limited logging: an AT decides
     /// how often it repeats a call).
     call_panics: std::sync::atomic::AtomicU64,
+    /// Which error replies were logged (bounded; see [`ErrorReplyLog`]).
+    error_replies: Mutex<ErrorReplyLog>,
 }
 
 impl BridgedApp {
@@ -78,6 +80,7 @@ impl BridgedApp {
             incoming: Mutex::new(Some(incoming)),
             dropped_actions: std::sync::atomic::AtomicU64::new(0),
             call_panics: std::sync::atomic::AtomicU64::new(0),
+            error_replies: Mutex::new(ErrorReplyLog::default()),
         }))
     }
 
@@ -248,6 +251,9 @@ impl BridgedApp {
                     .map(|reply| (reply, true));
             }
         };
+        if handled.reply.message_type() == MessageType::Error {
+            self.log_error_reply(call, &handled.reply);
+        }
         if let Some(app_id) = handled.set_app_id {
             self.lock().app_id = app_id;
         }
@@ -255,6 +261,42 @@ impl BridgedApp {
             self.route_action(call, request);
         }
         Some((handled.reply, handled.reply_wanted))
+    }
+
+    /// Logs, at debug level, a call answered with an error: the member, interface and object,
+    /// and the error. This is how a member an AT needs and the bridge does not serve (or
+    /// refuses) shows up in the bridge's log. Each (interface, member, error) is logged once;
+    /// the AT decides how many calls come, not the log's size ([`ErrorReplyLog`]).
+    fn log_error_reply(&self, call: &Message, reply: &Message) {
+        let call_header = call.header();
+        let reply_header = reply.header();
+        let interface = call_header.interface().map(|i| i.as_str()).unwrap_or("");
+        let member = call_header.member().map(|m| m.as_str()).unwrap_or("");
+        let error = reply_header.error_name().map(|e| e.as_str()).unwrap_or("");
+        let verdict = self
+            .error_replies
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .note(interface, member, error);
+        match verdict {
+            ErrorLogVerdict::First => debug!(
+                app = %self.info.name,
+                interface,
+                member,
+                path = call_header.path().map(|p| p.as_str()).unwrap_or(""),
+                error,
+                "answered a call with an error (first of its kind)"
+            ),
+            ErrorLogVerdict::Overflow(count) => debug!(
+                app = %self.info.name,
+                count,
+                interface,
+                member,
+                error,
+                "answered a call with an error (too many kinds to log each)"
+            ),
+            ErrorLogVerdict::Quiet => {}
+        }
     }
 
     fn route_action(&self, call: &Message, request: accesskit::ActionRequest) {
@@ -478,4 +520,101 @@ async fn open_bus(
         .map(|n| n.to_string())
         .unwrap_or_default();
     Ok((Bus { conn, unique_name }, stream))
+}
+
+/// What to log for one error reply.
+#[derive(Debug, PartialEq, Eq)]
+enum ErrorLogVerdict {
+    /// The first error reply of this (interface, member, error): log it.
+    First,
+    /// The kinds are no longer tracked; this is the n-th untracked reply, n a power of two.
+    Overflow(u64),
+    /// Already logged, or an untracked reply whose count is not a power of two.
+    Quiet,
+}
+
+/// Remembers which kinds of error reply — (interface, member, error name) — were logged, up to
+/// [`ErrorReplyLog::MAX_KINDS`] kinds (member names come from the AT, so their number is not
+/// the bridge's to bound otherwise); past that, replies of new kinds are counted and logged at
+/// the 1st, 2nd, 4th, 8th, … one.
+#[derive(Debug, Default)]
+struct ErrorReplyLog {
+    kinds: std::collections::HashSet<(String, String, String)>,
+    untracked: u64,
+}
+
+impl ErrorReplyLog {
+    const MAX_KINDS: usize = 128;
+
+    fn note(&mut self, interface: &str, member: &str, error: &str) -> ErrorLogVerdict {
+        let key = (interface.to_owned(), member.to_owned(), error.to_owned());
+        if self.kinds.contains(&key) {
+            return ErrorLogVerdict::Quiet;
+        }
+        if self.kinds.len() < Self::MAX_KINDS {
+            self.kinds.insert(key);
+            return ErrorLogVerdict::First;
+        }
+        self.untracked += 1;
+        if self.untracked.is_power_of_two() {
+            ErrorLogVerdict::Overflow(self.untracked)
+        } else {
+            ErrorLogVerdict::Quiet
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ErrorLogVerdict, ErrorReplyLog};
+
+    #[test]
+    fn each_kind_of_error_reply_is_logged_once() {
+        let mut log = ErrorReplyLog::default();
+        let unknown = "org.freedesktop.DBus.Error.UnknownMethod";
+        assert_eq!(
+            log.note("org.a11y.atspi.Text", "Nope", unknown),
+            ErrorLogVerdict::First
+        );
+        assert_eq!(
+            log.note("org.a11y.atspi.Text", "Nope", unknown),
+            ErrorLogVerdict::Quiet
+        );
+        // Another member, interface or error is another kind.
+        assert_eq!(
+            log.note("org.a11y.atspi.Text", "Nah", unknown),
+            ErrorLogVerdict::First
+        );
+        assert_eq!(
+            log.note("org.a11y.atspi.Table", "Nope", unknown),
+            ErrorLogVerdict::First
+        );
+        assert_eq!(
+            log.note(
+                "org.a11y.atspi.Text",
+                "Nope",
+                "org.freedesktop.DBus.Error.InvalidArgs"
+            ),
+            ErrorLogVerdict::First
+        );
+    }
+
+    #[test]
+    fn an_at_inventing_members_cannot_grow_the_log() {
+        let mut log = ErrorReplyLog::default();
+        let mut logged = 0;
+        for i in 0..10_000u32 {
+            let member = format!("Invented{i}");
+            if log.note("org.a11y.atspi.Accessible", &member, "e") != ErrorLogVerdict::Quiet {
+                logged += 1;
+            }
+        }
+        // 128 kinds, then the 1st, 2nd, 4th, …, 8192nd of the 9872 untracked ones.
+        assert_eq!(log.kinds.len(), ErrorReplyLog::MAX_KINDS);
+        assert_eq!(logged, ErrorReplyLog::MAX_KINDS + 14);
+        assert_eq!(
+            log.note("org.a11y.atspi.Accessible", "Invented0", "e"),
+            ErrorLogVerdict::Quiet
+        );
+    }
 }
