@@ -1,15 +1,25 @@
 //! A real Orca 43.1 reading documents and tables served by the bridge: headings (with their
-//! level), links and table cells (with their headers and position), reached by focus moves the
-//! application pushes, one step at a time with Orca idle in between.
+//! level), links and table cells (with their headers and position).
 //!
-//! Orca 43.1 has no structural navigation (H, K, table keys) for a bridged application: only
-//! the web, WebKitGtk, evince and soffice scripts bind those keys, and Orca picks a script by
-//! application name or toolkit ("newton-fixtures" here), so the default script runs, whose
-//! `getEnabledStructuralNavigationTypes()` is empty (orca/script.py) and whose key bindings never
-//! include the structural-navigation ones (orca/scripts/default.py `getKeyBindings`;
-//! structural_navigation.py `getKeyBindings` returns nothing, not even Orca+Z, without enabled
-//! types). The test proves that part too: the registry reports H and K as not consumed, and
-//! Orca does not move. See docs/interfaces.md.
+//! Orca 43.1 picks a script by application name, then by toolkit name (the `toolkit` object
+//! attribute, then `Application.ToolkitName`), both of which the bridge takes unchanged from the
+//! sender's hello. Two cases, both tested:
+//!
+//! * **A GUI toolkit** ("newton-fixtures", the recordings' own hello): the default script runs.
+//!   It has no structural navigation: its `getEnabledStructuralNavigationTypes()` is empty
+//!   (orca/script.py) and its key bindings never include the structural-navigation ones
+//!   (orca/scripts/default.py `getKeyBindings`; structural_navigation.py `getKeyBindings`
+//!   returns nothing, not even Orca+Z, without enabled types). The registry reports H and K as
+//!   not consumed and Orca does not move; it reads what the application's own focus moves reach,
+//!   one step at a time with Orca idle in between.
+//! * **A web engine** (a sender whose hello names "Chromium" or "Gecko", as a web engine pushing
+//!   its page through Newton would; same tree): Orca's toolkit script of that name runs, built on
+//!   the web script (orca/scripts/web/script.py), which binds structural navigation in browse
+//!   mode. H, Shift+H, K and T find their targets with Collection.GetMatches on the document and
+//!   Orca speaks them; Alt+Shift+arrows move between table cells.
+//!
+//! Details, line numbers in Orca's sources and the limits found: docs/interfaces.md, "Orca 43.1
+//! and structural navigation".
 //!
 //! Orca tests run one at a time (machine-wide lock). NEWTON_E2E_SKIP_ORCA=1 skips them (loudly).
 //! Needs the bridge binary: `cargo build -p newton-atspi-bridge` first.
@@ -45,14 +55,18 @@ struct App {
 
 impl App {
     /// Connects with the recording's hello and sends everything through commit 1 (surface,
-    /// compositor focus, geometry, the full tree).
-    fn start(socket: &std::path::Path, recording: &str) -> App {
+    /// compositor focus, geometry, the full tree). `producer` names the producer's toolkit in
+    /// the hello instead of the recording's (see [`Producer`]).
+    fn start(socket: &std::path::Path, recording: &str, producer: Producer) -> App {
         let lines = newton_producer::load_recording(fixture(recording))
             .unwrap_or_else(|e| panic!("load {recording}: {e}"));
-        let hello = lines
+        let mut hello = lines
             .first()
             .and_then(|l| l.hello.clone())
             .expect("the recording starts with a hello");
+        if let Producer::WebEngine(toolkit) = producer {
+            hello.app.toolkit_name = Some(toolkit.to_owned());
+        }
         let sender = Sender::connect(socket, hello).expect("connect to the bridge");
         let mut app = App {
             sender,
@@ -145,16 +159,30 @@ impl App {
     }
 }
 
+/// Who the sender says produces the tree. The hello's `toolkitName` comes from the sender (the
+/// compositor side, docs/protocol.md) and the bridge reports it unchanged as
+/// `Application.ToolkitName` and the `toolkit` attribute; Orca 43.1 picks its script by it.
+#[derive(Clone, Copy)]
+enum Producer {
+    /// The recording's own hello: toolkit "newton-fixtures", Orca's default script.
+    Recording,
+    /// A web engine pushing its page through Newton (an AccessKit-based engine, say), whose
+    /// hello names its engine as Orca knows it: "Gecko" or "Chromium" (Orca's toolkit scripts,
+    /// both built on the web script). Same tree as the recording.
+    WebEngine(&'static str),
+}
+
 /// One thing the test does, then waits for Orca to settle.
 enum Step<'a> {
-    /// Inject a key through the registry; the bool is whether Orca must consume it.
+    /// Inject a key through the registry, optionally with modifiers ("shift+h",
+    /// "shift+alt+Down"); the bool is whether Orca must consume it.
     Key(&'a str, bool),
     /// The application moves its focus to the node with this role and label.
     Focus(&'a str, &'a str),
 }
 
 /// Runs `steps` against `recording` with Orca listening; returns Orca's speech.
-fn orca_hears(recording: &str, app_name: &str, steps: &[Step]) -> OrcaSpeech {
+fn orca_hears(recording: &str, app_name: &str, producer: Producer, steps: &[Step]) -> OrcaSpeech {
     let mut session =
         TestSession::start(SessionOptions::default()).expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
@@ -163,7 +191,7 @@ fn orca_hears(recording: &str, app_name: &str, steps: &[Step]) -> OrcaSpeech {
     // registering its listeners: let it finish before the application appears.
     orca.wait_idle(&mut session)
         .expect("Orca settles after starting");
-    let mut app = App::start(&bridge.socket, recording);
+    let mut app = App::start(&bridge.socket, recording, producer);
     session
         .wait_for_app(app_name, bridge.pid())
         .expect("the application appears on the desktop");
@@ -172,12 +200,16 @@ fn orca_hears(recording: &str, app_name: &str, steps: &[Step]) -> OrcaSpeech {
     for (i, step) in steps.iter().enumerate() {
         match step {
             Step::Key(key, must_consume) => {
+                let (modifiers, key_name) = split_modifiers(key);
                 let mut inject = session.command(python());
-                inject.arg(py_script("inject_key.py")).arg(key);
+                inject
+                    .arg(py_script("inject_key.py"))
+                    .arg(format!("--modifiers={modifiers}"))
+                    .arg(key_name);
                 let out = session
                     .run_ok(&format!("inject-{i}"), inject, INJECT_TIMEOUT)
                     .expect("inject_key.py succeeds");
-                let consumed = out.contains(&format!("{key} press consumed=True"));
+                let consumed = out.contains(&format!("{key_name} press consumed=True"));
                 assert_eq!(
                     consumed, *must_consume,
                     "key {key}: consumed={consumed}, expected {must_consume} ({out})"
@@ -199,6 +231,22 @@ fn orca_hears(recording: &str, app_name: &str, steps: &[Step]) -> OrcaSpeech {
     let report = session.shutdown();
     assert!(report.is_clean(), "processes survived teardown: {report:?}");
     speech
+}
+
+/// Splits "shift+alt+Down" into the AT-SPI modifier mask and the key name. The bits are
+/// pyatspi's `MODIFIER_SHIFT` (0) and `MODIFIER_ALT` (3), as Orca's keybindings.py masks them.
+fn split_modifiers(key: &str) -> (u16, &str) {
+    let mut mask = 0;
+    let mut rest = key;
+    while let Some((modifier, tail)) = rest.split_once('+') {
+        mask |= match modifier {
+            "shift" => 1 << 0,
+            "alt" => 1 << 3,
+            other => panic!("unknown modifier {other:?} in {key:?}"),
+        };
+        rest = tail;
+    }
+    (mask, rest)
 }
 
 /// Fails unless every `expected` utterance was said, in this order (others may come between).
@@ -233,6 +281,7 @@ fn orca_reads_headings_and_links_of_doc_small() {
     let speech = orca_hears(
         "generated-small/doc-small.jsonl",
         "Newton small document",
+        Producer::Recording,
         &[
             // Orca 43.1's default script binds neither H nor K (see the module doc).
             Step::Key("h", false),
@@ -271,6 +320,7 @@ fn orca_reads_cells_of_grid_small_with_headers() {
     let speech = orca_hears(
         "generated-small/grid-small.jsonl",
         "Newton table",
+        Producer::Recording,
         &[
             Step::Focus("cell", "80"),
             Step::Focus("cell", "93"),
@@ -320,4 +370,115 @@ fn orca_reads_cells_of_grid_small_with_headers() {
         ],
     );
     check_reference("orca-grid-small.json", &speech);
+}
+
+/// A web engine's page: Orca 43.1's web script navigates it by structure. The document is
+/// doc-small's (headings "Newton fixtures" 1, "Lists" 2, "Details" 3, "Sign up" 2, "Components"
+/// 2; links "AccessKit" in the first paragraph, "protocol notes" after "Details"), sent by a
+/// producer whose hello names a web engine. Orca asks the bridge for the headings and links
+/// with Collection.GetMatches on the document (structural_navigation.py `_getAll`), moves its
+/// caret there and speaks the object. Every step says something the previous one did not, so a
+/// step that does nothing, or an utterance said twice, cannot satisfy the next expectation.
+fn web_engine_navigates_headings_and_links(toolkit: &'static str) {
+    if skip_loudly() {
+        return;
+    }
+    let speech = orca_hears(
+        "generated-small/doc-small.jsonl",
+        "Newton small document",
+        Producer::WebEngine(toolkit),
+        &[
+            // The page's focus is on the first link (browse mode: Orca only leaves it for a
+            // focused form field); Orca's caret follows focus.
+            Step::Focus("link", "AccessKit"),
+            Step::Key("h", true),
+            Step::Key("h", true),
+            Step::Key("k", true),
+            Step::Key("shift+h", true),
+            Step::Key("shift+h", true),
+        ],
+    );
+    assert_said_in_order(
+        &speech,
+        &[
+            "AccessKit link.",
+            "h ",
+            // H: the next heading after the link, with its level.
+            "Lists heading level 2.",
+            "h ",
+            "Details heading level 3.",
+            "k ",
+            // K: the next link after "Details".
+            "protocol notes link.",
+            "h ",
+            // Shift+H: back to the heading before the link, then the one before it.
+            "Details heading level 3.",
+            "h ",
+            "Lists heading level 2.",
+        ],
+    );
+}
+
+#[test]
+fn orca_web_script_navigates_headings_and_links_chromium() {
+    web_engine_navigates_headings_and_links("Chromium");
+}
+
+#[test]
+fn orca_web_script_navigates_headings_and_links_gecko() {
+    web_engine_navigates_headings_and_links("Gecko");
+}
+
+/// Orca 43.1's web script table keys on doc-small's "Components" table (a header row "Name",
+/// "Role", then three rows): T to the table, Down (browse-mode caret) into the first data row,
+/// then Alt+Shift+arrows from cell to cell, Orca speaking the column header when the column
+/// changes. Table.GetAccessibleAt, TableCell and the cells' `table-cell-index` attribute answer
+/// Orca's `cellForCoordinates` / `coordinatesForCell`.
+///
+/// Cell navigation has to start in a data cell: Orca 43.1 counts only TABLE_CELL, COLUMN_HEADER
+/// and ROW_HEADER as cells (structural_navigation.py `getCellForObj`), while the bridge gives
+/// AccessKit's header roles TABLE_COLUMN_HEADER / TABLE_ROW_HEADER (docs/compat.md, difference
+/// 22), so from the header T lands on, Alt+Shift+arrows say "Not in a table." (docs/interfaces.md).
+#[test]
+fn orca_web_script_navigates_table_cells_chromium() {
+    if skip_loudly() {
+        return;
+    }
+    let speech = orca_hears(
+        "generated-small/doc-small.jsonl",
+        "Newton small document",
+        Producer::WebEngine("Chromium"),
+        &[
+            Step::Focus("link", "AccessKit"),
+            Step::Key("t", true),
+            Step::Key("Down", true),
+            Step::Key("shift+alt+Right", true),
+            Step::Key("shift+alt+Down", true),
+            Step::Key("shift+alt+Left", true),
+            Step::Key("shift+alt+Up", true),
+        ],
+    );
+    assert_said_in_order(
+        &speech,
+        &[
+            "AccessKit link.",
+            "t ",
+            // T: the next table, its size, then its first cell.
+            "table with 4 rows 2 columns",
+            "Name table column header.",
+            // Down: the next line, the first data row.
+            "Orca.",
+            "Screen reader.",
+            // Alt+Shift+Right: new column, so its header first.
+            "Role",
+            "Screen reader.",
+            // Alt+Shift+Down: same column, next row.
+            "Accessibility bus.",
+            // Alt+Shift+Left: back to the first column.
+            "Name",
+            "AT-SPI.",
+            // Alt+Shift+Up.
+            "Orca.",
+        ],
+    );
 }
