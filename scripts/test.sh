@@ -47,6 +47,10 @@ step "cargo test --workspace"
 # --no-fail-fast: report every failing test binary, not just the first.
 cargo test --workspace --no-fail-fast
 
+step "benchmark suite, smoke mode (tiny trees; fails only if a benchmark cannot run, never on speed)"
+# Debug binaries from the build above; the full suite is scripts/bench.sh (docs/benchmarks.md).
+target/debug/newton-bench --smoke --out target/bench-smoke
+
 step "packaging: make install into a scratch DESTDIR, then the .deb"
 scripts/check-packaging.sh
 

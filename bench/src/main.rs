@@ -12,6 +12,7 @@ mod memory;
 mod orca;
 mod procfs;
 mod profile;
+mod pywalk;
 mod queries;
 mod report;
 mod stats;
@@ -126,17 +127,24 @@ fn parse_args() -> Result<Option<Args>> {
         match arg.as_str() {
             "--smoke" => args.smoke = true,
             "--out" => {
-                args.out = it
+                let out = it
                     .next()
                     .map(PathBuf::from)
-                    .ok_or_else(|| fail("--out needs a directory"))?
+                    .ok_or_else(|| fail("--out needs a directory"))?;
+                // Absolute: fixture files in it are handed to children that run in the
+                // session's directory.
+                args.out = std::path::absolute(&out)
+                    .map_err(|e| fail(format!("--out {}: {e}", out.display())))?;
             }
             "--profile" => {
+                let dir = it
+                    .next()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| fail("--profile needs a directory"))?;
                 args.profile = Some(
-                    it.next()
-                        .map(PathBuf::from)
-                        .ok_or_else(|| fail("--profile needs a directory"))?,
-                )
+                    std::path::absolute(&dir)
+                        .map_err(|e| fail(format!("--profile {}: {e}", dir.display())))?,
+                );
             }
             "-h" | "--help" => {
                 println!(
@@ -232,16 +240,43 @@ fn run_lists(
         let app = world.attach(&stream)?;
         let after = memory::bridge_rss(world)?;
         let mut mem = memory::Memory::bridge(stream.nodes, before, after);
+        let mut atspi_walks = pywalk::ListWalks {
+            nodes: stream.nodes,
+            ..Default::default()
+        };
         if world.legacy_bin.is_some() {
+            step(started, "  legacy reference: memory and libatspi walk");
             let file = stream.write(&world.files)?;
-            let rss = memory::legacy_rss(world, &format!("list-{items}"), &file)?;
+            let label = format!("list-{items}");
+            let legacy = memory::with_legacy(world, &label, &file, |world, pid| {
+                pywalk::walk(
+                    world,
+                    &format!("legacy-{label}"),
+                    pywalk::Target::Process(pid),
+                    stream.nodes,
+                )
+            })?;
+            let (rss, walk) = legacy.unzip();
             mem = mem.with_legacy(rss, legacy_baseline);
+            atspi_walks.legacy = walk;
         }
         results.memory.push(mem);
 
         step(started, "  walk and Cache.GetItems");
         let walk = walks::walk(&world.client, &app.root, config.get_items_runs)?;
         results.walks.push(walk);
+
+        step(started, "  libatspi walk (cache off)");
+        atspi_walks.bridge = Some(pywalk::walk(
+            world,
+            &format!("bridge-list-{items}"),
+            pywalk::Target::Bridged {
+                name: &stream.name,
+                bridge_pid: world.bridge_pid,
+            },
+            stream.nodes,
+        )?);
+        results.atspi_walks.push(atspi_walks);
 
         step(started, "  updates");
         let up = updates::measure(

@@ -53,11 +53,23 @@ pub fn bridge_rss(world: &World) -> Result<u64> {
 
 /// RSS of the legacy reference holding the tree of `file`; `None` when it is not built.
 pub fn legacy_rss(world: &mut World, label: &str, file: &Path) -> Result<Option<u64>> {
+    Ok(with_legacy(world, label, file, |_, _| Ok(()))?.map(|(rss, ())| rss))
+}
+
+/// Starts the legacy reference on `file`, takes its settled RSS, runs `then` (given its PID)
+/// while it still runs, and stops it. `None` when the legacy reference is not built.
+pub fn with_legacy<T>(
+    world: &mut World,
+    label: &str,
+    file: &Path,
+    then: impl FnOnce(&mut World, u32) -> Result<T>,
+) -> Result<Option<(u64, T)>> {
     let Some(legacy) = world.spawn_legacy(label, file)? else {
         return Ok(None);
     };
     std::thread::sleep(SETTLE);
     let rss = rss_bytes(legacy.pid);
+    let measured = then(world, legacy.pid);
     world.stop(legacy.pid);
-    rss.map(Some)
+    Ok(Some((rss?, measured?)))
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::idle::Idle;
 use crate::memory::Memory;
 use crate::orca::PhaseResult;
+use crate::pywalk::{ListWalks, PyWalk};
 use crate::queries::{FrozenRow, SizeQueries};
 use crate::stats::Summary;
 use crate::updates::Updates;
@@ -40,6 +41,7 @@ pub struct Results {
     pub frozen_nodes: usize,
     pub frozen: Vec<FrozenRow>,
     pub walks: Vec<Walk>,
+    pub atspi_walks: Vec<ListWalks>,
     pub updates: Vec<Updates>,
     pub memory: Vec<Memory>,
     pub idle: Option<Idle>,
@@ -59,6 +61,7 @@ impl Results {
             frozen_nodes: 0,
             frozen: Vec::new(),
             walks: Vec::new(),
+            atspi_walks: Vec::new(),
             updates: Vec::new(),
             memory: Vec::new(),
             idle: None,
@@ -149,6 +152,7 @@ pub fn markdown(r: &Results) -> String {
     query_tables(r, &mut s);
     frozen_table(r, &mut s);
     walk_table(r, &mut s);
+    atspi_walk_table(r, &mut s);
     update_table(r, &mut s);
     memory_table(r, &mut s);
     idle_table(r, &mut s);
@@ -286,6 +290,61 @@ fn walk_table(r: &Results, s: &mut String) {
             walk.get_items_s.map_or("n/a".into(), |t| format!("{t:.3}")),
             walk.get_items_count
         );
+    }
+    s.push('\n');
+}
+
+fn atspi_walk_table(r: &Results, s: &mut String) {
+    let _ = writeln!(
+        s,
+        "### Walks through libatspi (python3 gi Atspi, cache off: name, role, states, children per node)\n\n\
+         | Nodes | bridge (s) | bridge µs/node | legacy (s) | legacy µs/node | legacy ÷ bridge | nodes visited bridge / legacy | errors bridge / legacy |\n|---|---|---|---|---|---|---|---|"
+    );
+    let secs = |w: &Option<PyWalk>| {
+        w.as_ref()
+            .map_or("n/a".into(), |w| format!("{:.2}", w.seconds))
+    };
+    let per_node = |w: &Option<PyWalk>| {
+        w.as_ref()
+            .map_or("n/a".into(), |w| format!("{:.0}", w.us_per_node()))
+    };
+    let count = |w: &Option<PyWalk>, f: fn(&PyWalk) -> usize| {
+        w.as_ref().map_or("n/a".into(), |w| f(w).to_string())
+    };
+    for w in &r.atspi_walks {
+        let ratio = match (&w.bridge, &w.legacy) {
+            (Some(b), Some(l)) if b.seconds > 0.0 => x(Some(l.seconds / b.seconds)),
+            _ => "n/a".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
+            w.nodes,
+            secs(&w.bridge),
+            per_node(&w.bridge),
+            secs(&w.legacy),
+            per_node(&w.legacy),
+            ratio,
+            count(&w.bridge, |w| w.nodes),
+            count(&w.legacy, |w| w.nodes),
+            count(&w.bridge, |w| w.errors),
+            count(&w.legacy, |w| w.errors),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nPer node is the comparable figure: accesskit_unix leaves out the children of a \
+         clipping parent that fall outside it (docs/compat.md, difference 28), so its walk of a \
+         list visits only the items on screen.\n"
+    );
+    for (who, walk) in r
+        .atspi_walks
+        .iter()
+        .flat_map(|w| [("bridge", &w.bridge), ("legacy", &w.legacy)])
+    {
+        if let Some(error) = walk.as_ref().and_then(|w| w.first_error.as_ref()) {
+            let _ = writeln!(s, "- first error of a {who} walk: {error}");
+        }
     }
     s.push('\n');
 }
