@@ -211,6 +211,16 @@ impl BridgedApp {
             if message.message_type() != MessageType::MethodCall {
                 continue;
             }
+            if tracing::enabled!(tracing::Level::TRACE) {
+                let header = message.header();
+                tracing::trace!(
+                    app = %self.info.name,
+                    serial = header.primary().serial_num().get(),
+                    member = header.member().map(|m| m.as_str()).unwrap_or(""),
+                    path = header.path().map(|p| p.as_str()).unwrap_or(""),
+                    "call"
+                );
+            }
             if let Some(reply) = self
                 .answer(&message)
                 .filter(|(_, wanted)| *wanted)
@@ -219,6 +229,7 @@ impl BridgedApp {
                 if let Err(e) = conn.send(&reply).await {
                     debug!("could not send a reply: {e}");
                 }
+                tracing::trace!(app = %self.info.name, "replied");
             }
         }
     }
