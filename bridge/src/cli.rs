@@ -225,10 +225,21 @@ pub enum DiffFormat {
     Junit,
 }
 
+/// How `diff` reads the two trees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffWalk {
+    /// Every property of every object, with ordinary calls.
+    Calls,
+    /// One Cache.GetItems call per application (fewer properties).
+    Cache,
+}
+
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 when the trees are identical, 1 when they differ, 2 on errors.\n\
-Example: newton-atspi-bridge diff gtk4-demo-legacy gtk4-demo --format junit --ignore extents > report.xml"
+    after_help = "Exit status: 0 when the trees are identical or every difference is allowed by an \
+--allow rule, 1 when any other difference remains, 2 on errors (including a refused rules file).\n\
+Examples:\n  newton-atspi-bridge diff gtk4-demo-legacy gtk4-demo --format junit --ignore extents > report.xml\n  \
+newton-atspi-bridge diff \"my-app (legacy)\" my-app --allow docs/compat-rules.json --format junit > report.xml"
 )]
 pub struct DiffArgs {
     /// First application (name as for `dump`: exact, else a unique substring).
@@ -239,10 +250,31 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
     pub format: DiffFormat,
     /// Properties to ignore, comma-separated: role, name, description, states,
-    /// interfaces, text, caret, actions, value, extents, relations, children;
+    /// interfaces, text, caret, actions, value, minimum, maximum, extents,
+    /// relations, children, errors (calls that failed during the walk);
     /// `states:NAME` ignores one state only (e.g. `extents,states:focused`).
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
+    /// Intentional differences (a JSON rules file): each difference a rule
+    /// covers is reported as "allowed (RULE-ID)" and does not fail the exit
+    /// status; any other still does. A rule names a property, the direction
+    /// (`a`/`b` value patterns, or list items `added` only in B / `removed`
+    /// only in A, or extents `tolerance`, or `flatten` a role out of both
+    /// trees) and conditions (`path`, `aRole`/`bRole`, `aHas`/`bHas`/`aLacks`/
+    /// `bLacks` with `state:NAME` or `interface:NAME`). The project's list for
+    /// accesskit_unix (A) against the bridge (B) is docs/compat-rules.json,
+    /// explained in docs/compat.md. In JUnit output allowed differences leave
+    /// the object's case passed with an `allowed (RULE-ID): …` note in its
+    /// system-out.
+    #[arg(long, value_name = "FILE")]
+    pub allow: Option<std::path::PathBuf>,
+    /// How to read the trees: `calls` asks every object for every property
+    /// (about 9 calls per object); `cache` reads each application with one
+    /// `Cache.GetItems` call — structure, role, name, description, states and
+    /// interfaces only (text, caret, actions, value, extents and relations
+    /// are not compared) — for trees too large to walk.
+    #[arg(long, value_enum, default_value_t = DiffWalk::Calls)]
+    pub walk: DiffWalk,
     /// Deepest level to walk.
     #[arg(long, default_value_t = 64)]
     pub max_depth: usize,

@@ -6,17 +6,18 @@
 //! that two ways of exposing the same UI (e.g. a legacy AT-SPI
 //! implementation and the bridge's cached one) look the same to an AT.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::error::Error;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::cli::{DiffArgs, DiffFormat};
+use crate::allow::{self, Rules, Site};
+use crate::cli::{DiffArgs, DiffFormat, DiffWalk};
 use crate::dump::{self, DumpNode, WalkLimits};
 
 /// Properties `--ignore` accepts (besides `states:NAME`).
-pub const PROPERTIES: [&str; 12] = [
+pub const PROPERTIES: [&str; 15] = [
     "role",
     "name",
     "description",
@@ -26,9 +27,12 @@ pub const PROPERTIES: [&str; 12] = [
     "caret",
     "actions",
     "value",
+    "minimum",
+    "maximum",
     "extents",
     "relations",
     "children",
+    "errors",
 ];
 
 /// What the comparison leaves out.
@@ -64,10 +68,16 @@ impl Ignore {
 
 /// One differing property of one object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Difference {
     /// Child indices from the application root: `/` is the root, `/0/2` its
-    /// first child's third child.
+    /// first child's third child (in A, see `b_path`; for an object only in
+    /// B, its path in B).
     pub path: String,
+    /// The object's path in B when it differs from A's (a `children` rule
+    /// with `flatten` spliced objects out of one side).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_path: Option<String>,
     /// The object as `role “name”` (from A, or from whichever side has it).
     pub object: String,
     /// Which property differs (`presence` when the object exists on one side only).
@@ -76,6 +86,13 @@ pub struct Difference {
     pub a: String,
     /// The value in B.
     pub b: String,
+    /// For list properties: the items only in A and only in B that this
+    /// entry is about.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// The `--allow` rule that allows this difference (allowed ones only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// The outcome of comparing two trees.
@@ -86,129 +103,467 @@ pub struct Report {
     pub a: String,
     /// B's application name, as given.
     pub b: String,
-    /// True when nothing (that is not ignored) differs.
+    /// True when nothing (that is not ignored) differs, allowed or not.
     pub identical: bool,
+    /// True when every difference is allowed by an `--allow` rule (the
+    /// exit status is 0 exactly then).
+    pub passed: bool,
     /// Every object visited, as (path, object), in walk order: the JUnit
     /// test cases.
     #[serde(skip)]
     pub objects: Vec<(String, String)>,
     /// Objects compared (present on both sides).
     pub objects_compared: usize,
-    /// Every difference, in walk order.
+    /// Every difference no rule allows, in walk order.
     pub differences: Vec<Difference>,
+    /// Every difference a rule allows, in walk order, each naming its rule.
+    pub allowed: Vec<Difference>,
+    /// Whether `--allow` rules were given.
+    #[serde(skip)]
+    pub rules_given: bool,
 }
 
-/// Compares two trees object by object (children matched by position).
-pub fn compare(a_name: &str, a: &DumpNode, b_name: &str, b: &DumpNode, ignore: &Ignore) -> Report {
+/// Compares two trees object by object (children matched by position, after
+/// the `flatten` rules of `rules` spliced objects out), allowing what
+/// `rules` allows.
+pub fn compare(
+    a_name: &str,
+    a: &DumpNode,
+    b_name: &str,
+    b: &DumpNode,
+    ignore: &Ignore,
+    rules: &Rules,
+) -> Report {
     let mut report = Report {
         a: a_name.to_owned(),
         b: b_name.to_owned(),
         identical: true,
+        passed: true,
         objects: Vec::new(),
         objects_compared: 0,
         differences: Vec::new(),
+        allowed: Vec::new(),
+        rules_given: !rules.rules.is_empty(),
     };
-    compare_node("/".to_owned(), a, b, ignore, &mut report);
-    report.identical = report.differences.is_empty();
+    let flatten = rules.flatten_roles();
+    let a_view = view(a, "/".to_owned(), &flatten);
+    let b_view = view(b, "/".to_owned(), &flatten);
+    let mut cx = Context {
+        ignore,
+        rules,
+        report: &mut report,
+    };
+    cx.compare_node(&a_view, &b_view);
+    report.passed = report.differences.is_empty();
+    report.identical = report.passed && report.allowed.is_empty();
     report
 }
 
-fn compare_node(path: String, a: &DumpNode, b: &DumpNode, ignore: &Ignore, report: &mut Report) {
-    let object = label(a);
-    report.objects.push((path.clone(), object.clone()));
-    report.objects_compared += 1;
-    for (property, a_value, b_value) in property_values(a, b, ignore) {
-        if a_value != b_value {
-            report.differences.push(Difference {
-                path: path.clone(),
-                object: object.clone(),
-                property: property.to_owned(),
-                a: a_value,
-                b: b_value,
-            });
-        }
-    }
-    if ignore.skips("children") {
-        return;
-    }
-    let a_children = child_labels(a);
-    let b_children = child_labels(b);
-    if a_children != b_children {
-        report.differences.push(Difference {
-            path: path.clone(),
-            object,
-            property: "children".into(),
-            a: a_children,
-            b: b_children,
-        });
-    }
-    let child_path = |index: usize| match path.as_str() {
+/// A tree as compared: objects with a `flatten` role are spliced out (their
+/// children, themselves flattened, take their place); each object keeps its
+/// path in its own tree.
+struct View<'a> {
+    node: &'a DumpNode,
+    path: String,
+    children: Vec<View<'a>>,
+    /// The rule that spliced out at least one of this object's children.
+    spliced_by: Option<&'a str>,
+}
+
+fn child_path(parent: &str, index: usize) -> String {
+    match parent {
         "/" => format!("/{index}"),
         parent => format!("{parent}/{index}"),
-    };
-    for (index, (a_child, b_child)) in a.children.iter().zip(&b.children).enumerate() {
-        compare_node(child_path(index), a_child, b_child, ignore, report);
-    }
-    let common = a.children.len().min(b.children.len());
-    for (index, only_a) in a.children.iter().enumerate().skip(common) {
-        note_one_sided(child_path(index), label(only_a), "absent".into(), report);
-    }
-    for (index, only_b) in b.children.iter().enumerate().skip(common) {
-        note_one_sided(child_path(index), "absent".into(), label(only_b), report);
     }
 }
 
-/// An object present on one side only: its own test case, one failure.
-fn note_one_sided(path: String, a: String, b: String, report: &mut Report) {
-    let object = if a == "absent" { b.clone() } else { a.clone() };
-    report.objects.push((path.clone(), object.clone()));
-    report.differences.push(Difference {
+fn view<'a>(node: &'a DumpNode, path: String, flatten: &[(&'a str, &'a str)]) -> View<'a> {
+    let mut children = Vec::with_capacity(node.children.len());
+    let mut spliced_by = None;
+    for (index, child) in node.children.iter().enumerate() {
+        let child_view = view(child, child_path(&path, index), flatten);
+        match flatten
+            .iter()
+            .find(|(_, role)| allow::glob(role, &child.role))
+        {
+            Some((rule, _)) => {
+                spliced_by.get_or_insert(*rule);
+                children.extend(child_view.children);
+            }
+            None => children.push(child_view),
+        }
+    }
+    View {
+        node,
         path,
-        object,
-        property: "presence".into(),
-        a,
-        b,
-    });
+        children,
+        spliced_by,
+    }
 }
 
-/// Each compared property as display strings for A and B, minus ignored ones.
-fn property_values(
-    a: &DumpNode,
-    b: &DumpNode,
-    ignore: &Ignore,
-) -> Vec<(&'static str, String, String)> {
-    let both = |f: &dyn Fn(&DumpNode) -> String| (f(a), f(b));
-    let candidates: [(&'static str, (String, String)); 11] = [
-        ("role", both(&|n| n.role.clone())),
-        ("name", both(&|n| n.name.clone())),
-        ("description", both(&|n| n.description.clone())),
-        ("states", both(&|n| states_shown(n, ignore))),
-        ("interfaces", both(&|n| n.interfaces.join(", "))),
+struct Context<'r> {
+    ignore: &'r Ignore,
+    rules: &'r Rules,
+    report: &'r mut Report,
+}
+
+/// One property's values on both sides.
+enum Values {
+    Scalar(String, String),
+    /// Items, and whether their order matters.
+    List(Vec<String>, Vec<String>, bool),
+}
+
+impl Context<'_> {
+    fn compare_node(&mut self, a: &View<'_>, b: &View<'_>) {
+        let object = label(a.node);
+        let b_path = (a.path != b.path).then(|| b.path.clone());
+        self.report.objects.push((a.path.clone(), object.clone()));
+        self.report.objects_compared += 1;
+        let site = Site {
+            path: &a.path,
+            a: Some(a.node),
+            b: Some(b.node),
+        };
+        let entry = |property: &str, a_value: String, b_value: String| Difference {
+            path: a.path.clone(),
+            b_path: b_path.clone(),
+            object: object.clone(),
+            property: property.to_owned(),
+            a: a_value,
+            b: b_value,
+            detail: String::new(),
+            rule: None,
+        };
+        for (property, values) in property_values(a.node, b.node, self.ignore) {
+            match values {
+                Values::Scalar(a_value, b_value) => {
+                    if a_value == b_value {
+                        continue;
+                    }
+                    let rule = if property == "extents" {
+                        self.rules
+                            .allows_extents(&site, a.node.extents, b.node.extents)
+                            .or_else(|| {
+                                self.rules
+                                    .allows_values(&site, property, &a_value, &b_value)
+                            })
+                    } else {
+                        self.rules
+                            .allows_values(&site, property, &a_value, &b_value)
+                    };
+                    let mut d = entry(property, a_value, b_value);
+                    d.rule = rule.map(str::to_owned);
+                    self.push(d);
+                }
+                Values::List(a_items, b_items, ordered) => {
+                    if a_items == b_items {
+                        continue;
+                    }
+                    let a_shown = a_items.join(list_separator(property));
+                    let b_shown = b_items.join(list_separator(property));
+                    let outcome = self.judge_items(&site, property, &a_items, &b_items, ordered);
+                    for (rule, detail) in outcome.allowed {
+                        let mut d = entry(property, a_shown.clone(), b_shown.clone());
+                        d.detail = detail;
+                        d.rule = Some(rule);
+                        self.push(d);
+                    }
+                    if let Some(detail) = outcome.failure {
+                        let mut d = entry(property, a_shown.clone(), b_shown.clone());
+                        d.detail = detail;
+                        self.push(d);
+                    }
+                }
+            }
+        }
+        if self.ignore.skips("children") {
+            return;
+        }
+        let flat_labels = |v: &View<'_>| {
+            let labels: Vec<String> = v.children.iter().map(|c| label(c.node)).collect();
+            shown_list(&labels)
+        };
+        if !self.report.rules_given {
+            let (a_children, b_children) = (child_labels(a.node), child_labels(b.node));
+            if a_children != b_children {
+                self.push(entry("children", a_children, b_children));
+            }
+        } else if a.children.len() == b.children.len() {
+            // Where the compared children sit below each object: differing
+            // positions mean the flatten rule spliced different containers
+            // out of the two sides.
+            let below = |v: &View<'_>| -> Vec<String> {
+                v.children
+                    .iter()
+                    .map(|c| {
+                        c.path
+                            .strip_prefix(v.path.as_str())
+                            .unwrap_or(&c.path)
+                            .trim_start_matches('/')
+                            .to_owned()
+                    })
+                    .collect()
+            };
+            if let Some(rule) = a.spliced_by.or(b.spliced_by) {
+                let (a_below, b_below) = (below(a), below(b));
+                if a_below != b_below {
+                    let mut d = entry("children", shown_list(&a_below), shown_list(&b_below));
+                    d.detail = format!("compared as {}", flat_labels(b));
+                    d.rule = Some(rule.to_owned());
+                    self.push(d);
+                }
+            }
+        } else {
+            // Different numbers of children: match them by name, in order,
+            // so objects present on one side only are named as such.
+            let pairs = align(&a.children, &b.children);
+            let mut only_one_side = 0;
+            let mut rule = None;
+            let mut refused = 0;
+            for pair in &pairs {
+                let (a_child, b_child) = match pair {
+                    (Some(_), Some(_)) => continue,
+                    (a_index, b_index) => (
+                        a_index.map(|i| a.children[i].node),
+                        b_index.map(|i| b.children[i].node),
+                    ),
+                };
+                only_one_side += 1;
+                match self.presence_rule(&a.path, a_child, b_child) {
+                    Some(id) => {
+                        rule.get_or_insert(id);
+                    }
+                    None => refused += 1,
+                }
+            }
+            let mut d = entry("children", flat_labels(a), flat_labels(b));
+            d.detail = format!(
+                "{only_one_side} object(s) on one side only, {} of them allowed",
+                only_one_side - refused
+            );
+            if refused == 0 {
+                d.rule = rule;
+            }
+            self.push(d);
+            for pair in pairs {
+                match pair {
+                    (Some(i), Some(j)) => self.compare_node(&a.children[i], &b.children[j]),
+                    (Some(i), None) => {
+                        let only_a = &a.children[i];
+                        self.one_sided(only_a.path.clone(), Some(only_a.node), None);
+                    }
+                    (None, Some(j)) => {
+                        let only_b = &b.children[j];
+                        self.one_sided(only_b.path.clone(), None, Some(only_b.node));
+                    }
+                    (None, None) => {}
+                }
+            }
+            return;
+        }
+        for (a_child, b_child) in a.children.iter().zip(&b.children) {
+            self.compare_node(a_child, b_child);
+        }
+        let common = a.children.len().min(b.children.len());
+        for only_a in a.children.iter().skip(common) {
+            self.one_sided(only_a.path.clone(), Some(only_a.node), None);
+        }
+        for only_b in b.children.iter().skip(common) {
+            self.one_sided(only_b.path.clone(), None, Some(only_b.node));
+        }
+    }
+
+    fn presence_rule(
+        &self,
+        path: &str,
+        a: Option<&DumpNode>,
+        b: Option<&DumpNode>,
+    ) -> Option<String> {
+        let shown = |node: Option<&DumpNode>| node.map_or_else(|| "absent".to_owned(), label);
+        let site = Site { path, a, b };
+        self.rules
+            .allows_values(&site, "presence", &shown(a), &shown(b))
+            .map(str::to_owned)
+    }
+
+    /// Splits a list property's differing items into allowed ones (by rule)
+    /// and the rest.
+    fn judge_items(
+        &self,
+        site: &Site<'_>,
+        property: &str,
+        a_items: &[String],
+        b_items: &[String],
+        ordered: bool,
+    ) -> ItemOutcome {
+        let mut allowed: Vec<(String, Vec<String>)> = Vec::new();
+        let mut refused = Vec::new();
+        let mut kept_a = Vec::new();
+        let mut kept_b = Vec::new();
+        let sides = [(a_items, b_items, false), (b_items, a_items, true)];
+        for (items, other, added) in sides {
+            for item in items {
+                if other.contains(item) {
+                    if added {
+                        kept_b.push(item.clone());
+                    } else {
+                        kept_a.push(item.clone());
+                    }
+                    continue;
+                }
+                let shown = format!("{} {item}", if added { "only in B:" } else { "only in A:" });
+                match self.rules.allows_item(site, property, item, added) {
+                    Some(rule) => match allowed.iter_mut().find(|(r, _)| r == rule) {
+                        Some((_, items)) => items.push(shown),
+                        None => allowed.push((rule.to_owned(), vec![shown])),
+                    },
+                    None => refused.push(shown),
+                }
+            }
+        }
+        if ordered && refused.is_empty() && kept_a != kept_b {
+            refused.push("the items common to both are in another order".into());
+        }
+        ItemOutcome {
+            allowed: allowed
+                .into_iter()
+                .map(|(rule, items)| (rule, items.join("; ")))
+                .collect(),
+            failure: (!refused.is_empty()).then(|| refused.join("; ")),
+        }
+    }
+
+    /// An object present on one side only: its own test case, one
+    /// `presence` difference (allowed only by a `presence` rule).
+    fn one_sided(&mut self, path: String, a: Option<&DumpNode>, b: Option<&DumpNode>) {
+        let shown = |node: Option<&DumpNode>| node.map_or_else(|| "absent".to_owned(), label);
+        let (a_value, b_value) = (shown(a), shown(b));
+        let object = if a.is_some() {
+            a_value.clone()
+        } else {
+            b_value.clone()
+        };
+        let rule = self.presence_rule(&path, a, b);
+        self.report.objects.push((path.clone(), object.clone()));
+        // Calls that failed on the one side that has it (an object listed
+        // by its parent but not served, say).
+        let errors: Vec<&str> = a
+            .or(b)
+            .map(|n| n.errors.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        self.push(Difference {
+            path,
+            b_path: None,
+            object,
+            property: "presence".into(),
+            a: a_value,
+            b: b_value,
+            detail: errors.join("; "),
+            rule,
+        });
+    }
+
+    fn push(&mut self, difference: Difference) {
+        if difference.rule.is_some() {
+            self.report.allowed.push(difference);
+        } else {
+            self.report.differences.push(difference);
+        }
+    }
+}
+
+/// Pairs children of two objects by name, in order: (A index, B index),
+/// with None for an object found on one side only.
+fn align(a: &[View<'_>], b: &[View<'_>]) -> Vec<(Option<usize>, Option<usize>)> {
+    let mut pairs = Vec::with_capacity(a.len().max(b.len()));
+    let mut next_b = 0;
+    for (i, a_child) in a.iter().enumerate() {
+        let found = b
+            .get(next_b..)
+            .unwrap_or_default()
+            .iter()
+            .position(|b_child| b_child.node.name == a_child.node.name);
+        match found {
+            Some(skip) => {
+                pairs.extend((next_b..next_b + skip).map(|j| (None, Some(j))));
+                pairs.push((Some(i), Some(next_b + skip)));
+                next_b += skip + 1;
+            }
+            None => pairs.push((Some(i), None)),
+        }
+    }
+    pairs.extend((next_b..b.len()).map(|j| (None, Some(j))));
+    pairs
+}
+
+struct ItemOutcome {
+    /// (rule, the items it allows, shown)
+    allowed: Vec<(String, String)>,
+    /// The items no rule allows, shown; None when there are none.
+    failure: Option<String>,
+}
+
+fn list_separator(property: &str) -> &'static str {
+    if property == "relations" {
+        "; "
+    } else {
+        ", "
+    }
+}
+
+/// Each compared property's values in A and B, minus ignored ones.
+fn property_values(a: &DumpNode, b: &DumpNode, ignore: &Ignore) -> Vec<(&'static str, Values)> {
+    let scalar =
+        |f: &dyn Fn(&DumpNode) -> Option<String>| Values::Scalar(optional(f(a)), optional(f(b)));
+    let list =
+        |f: &dyn Fn(&DumpNode) -> Vec<String>, ordered: bool| Values::List(f(a), f(b), ordered);
+    let errors = |n: &DumpNode| (!n.errors.is_empty()).then(|| n.errors.join("; "));
+    let candidates: [(&'static str, Values); 14] = [
+        ("role", scalar(&|n| Some(n.role.clone()))),
+        ("name", scalar(&|n| Some(n.name.clone()))),
+        ("description", scalar(&|n| Some(n.description.clone()))),
+        ("states", list(&|n| states_shown(n, ignore), false)),
+        ("interfaces", list(&|n| n.interfaces.clone(), false)),
         (
             "text",
-            both(&|n| optional(n.text.as_ref().map(|t| format!("{t:?}")))),
+            scalar(&|n| n.text.as_ref().map(|t| format!("{t:?}"))),
         ),
-        ("caret", both(&|n| optional(n.caret.map(|c| c.to_string())))),
-        ("actions", both(&|n| n.actions.join(", "))),
-        ("value", both(&|n| optional(n.value.map(|v| v.to_string())))),
-        ("extents", both(&|n| optional(n.extents.map(extents_shown)))),
-        ("relations", both(&|n| n.relations.join("; "))),
+        ("caret", scalar(&|n| n.caret.map(|c| c.to_string()))),
+        ("actions", list(&|n| n.actions.clone(), true)),
+        ("value", scalar(&|n| n.value.map(number))),
+        ("minimum", scalar(&|n| n.minimum.map(number))),
+        ("maximum", scalar(&|n| n.maximum.map(number))),
+        ("extents", scalar(&|n| n.extents.map(extents_shown))),
+        ("relations", list(&|n| n.relations.clone(), false)),
+        // Calls that failed while walking (a node budget exhausted
+        // included): the two sides were not fully compared.
+        ("errors", scalar(&errors)),
     ];
     candidates
         .into_iter()
         .filter(|(property, _)| !ignore.skips(property))
-        .map(|(property, (a, b))| (property, a, b))
         .collect()
 }
 
-fn states_shown(node: &DumpNode, ignore: &Ignore) -> String {
-    let states: Vec<&str> = node
-        .states
+/// A number as `diff` shows it (and `--allow` patterns match it): plain
+/// decimals, with an exponent for huge or tiny magnitudes (`f64::MAX` is
+/// `1.7976931348623157e308`).
+pub fn number(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-6..1e15).contains(&magnitude) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
+}
+
+fn states_shown(node: &DumpNode, ignore: &Ignore) -> Vec<String> {
+    node.states
         .iter()
-        .map(String::as_str)
         .filter(|state| !ignore.states.contains(*state))
-        .collect();
-    states.join(", ")
+        .cloned()
+        .collect()
 }
 
 fn extents_shown((x, y, width, height): (i32, i32, i32, i32)) -> String {
@@ -223,26 +578,85 @@ fn label(node: &DumpNode) -> String {
     format!("{} \u{201c}{}\u{201d}", node.role, node.name)
 }
 
+/// `N [first, second, …]`, at most 20 entries shown.
+fn shown_list(items: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut shown = items
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        shown.push_str(", \u{2026}");
+    }
+    format!("{} [{shown}]", items.len())
+}
+
 fn child_labels(node: &DumpNode) -> String {
     let labels: Vec<String> = node.children.iter().map(label).collect();
     format!("{} [{}]", node.children.len(), labels.join(", "))
 }
 
-/// One line per difference and a summary line.
+fn where_shown(d: &Difference) -> String {
+    match &d.b_path {
+        Some(b_path) => format!("{} (B: {b_path})", d.path),
+        None => d.path.clone(),
+    }
+}
+
+/// One entry per difference no rule allows, then the allowed ones counted
+/// per rule (with the first object each rule covered), and a summary line.
 pub fn to_text(report: &Report) -> String {
     let mut out = String::new();
     for d in &report.differences {
         let _ = writeln!(
             out,
             "{} {}: {}\n  {}: {}\n  {}: {}",
-            d.path, d.object, d.property, report.a, d.a, report.b, d.b
+            where_shown(d),
+            d.object,
+            d.property,
+            report.a,
+            d.a,
+            report.b,
+            d.b
+        );
+        if !d.detail.is_empty() {
+            let _ = writeln!(out, "  ({})", d.detail);
+        }
+    }
+    let mut per_rule: Vec<(&str, usize, &Difference)> = Vec::new();
+    for d in &report.allowed {
+        let rule = d.rule.as_deref().unwrap_or_default();
+        match per_rule.iter_mut().find(|(r, _, _)| *r == rule) {
+            Some((_, count, _)) => *count += 1,
+            None => per_rule.push((rule, 1, d)),
+        }
+    }
+    for (rule, count, first) in &per_rule {
+        let detail = if first.detail.is_empty() {
+            format!("{} \u{2192} {}", first.a, first.b)
+        } else {
+            first.detail.clone()
+        };
+        let _ = writeln!(
+            out,
+            "allowed ({rule}): {count} difference(s), e.g. {} {}: {}: {detail}",
+            where_shown(first),
+            first.object,
+            first.property
         );
     }
     let objects_with_differences: BTreeSet<&str> =
         report.differences.iter().map(|d| d.path.as_str()).collect();
+    let allowed = if report.rules_given {
+        format!(", {} allowed by rules", report.allowed.len())
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{} difference(s) in {} object(s); {} object(s) compared",
+        "{} difference(s) in {} object(s){allowed}; {} object(s) compared",
         report.differences.len(),
         objects_with_differences.len(),
         report.objects_compared
@@ -250,57 +664,89 @@ pub fn to_text(report: &Report) -> String {
     out
 }
 
-/// The report as a JSON document (`differences` in walk order).
+/// The report as a JSON document (`differences` and `allowed` in walk order).
 pub fn to_json(report: &Report) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(report)
 }
 
-/// JUnit XML: one test case per object, one failure per differing property.
+/// JUnit XML: one test case per object, one failure per differing property
+/// no rule allows; differences a rule allows leave the case passed, each
+/// noted in the case's `system-out` as `allowed (RULE): …`.
 pub fn to_junit(report: &Report) -> String {
     let suite = format!("diff {} vs {}", report.a, report.b);
-    let failing: BTreeSet<&str> = report.differences.iter().map(|d| d.path.as_str()).collect();
+    let mut by_path: BTreeMap<&str, (Vec<&Difference>, Vec<&Difference>)> = BTreeMap::new();
+    for d in &report.differences {
+        by_path.entry(d.path.as_str()).or_default().0.push(d);
+    }
+    for d in &report.allowed {
+        by_path.entry(d.path.as_str()).or_default().1.push(d);
+    }
+    let failing = by_path.values().filter(|(f, _)| !f.is_empty()).count();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuites name=\"newton-atspi-bridge diff\" tests=\"{}\" failures=\"{}\">",
         report.objects.len(),
-        failing.len()
+        failing
     );
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\">",
         xml_escape(&suite),
         report.objects.len(),
-        failing.len()
+        failing
     );
+    let none = (Vec::new(), Vec::new());
     for (path, object) in &report.objects {
-        let failures: Vec<&Difference> = report
-            .differences
-            .iter()
-            .filter(|d| &d.path == path)
-            .collect();
+        let (failures, allowed) = by_path.get(path.as_str()).unwrap_or(&none);
         let _ = write!(
             out,
             "    <testcase classname=\"{}\" name=\"{}\"",
             xml_escape(&suite),
             xml_escape(&format!("{path} {object}"))
         );
-        if failures.is_empty() {
+        if failures.is_empty() && allowed.is_empty() {
             out.push_str("/>\n");
             continue;
         }
         out.push_str(">\n");
         for d in failures {
+            let detail = if d.detail.is_empty() {
+                String::new()
+            } else {
+                format!("\n({})", d.detail)
+            };
             let _ = writeln!(
                 out,
-                "      <failure type=\"{}\" message=\"{} differs\">{}: {}\n{}: {}</failure>",
+                "      <failure type=\"{}\" message=\"{} differs\">{}: {}\n{}: {}{}</failure>",
                 xml_escape(&d.property),
                 xml_escape(&d.property),
                 xml_escape(&report.a),
                 xml_escape(&d.a),
                 xml_escape(&report.b),
-                xml_escape(&d.b)
+                xml_escape(&d.b),
+                xml_escape(&detail)
             );
+        }
+        if !allowed.is_empty() {
+            out.push_str("      <system-out>");
+            for d in allowed {
+                let what = if d.detail.is_empty() {
+                    format!("{} \u{2192} {}", d.a, d.b)
+                } else {
+                    d.detail.clone()
+                };
+                let _ = write!(
+                    out,
+                    "{}&#10;",
+                    xml_escape(&format!(
+                        "allowed ({}): {}: {what}",
+                        d.rule.as_deref().unwrap_or_default(),
+                        d.property
+                    ))
+                );
+            }
+            out.push_str("</system-out>\n");
         }
         out.push_str("    </testcase>\n");
     }
@@ -330,9 +776,14 @@ fn xml_escape(text: &str) -> String {
     out
 }
 
-/// `diff A B`: Ok(true) when the trees differ, Ok(false) when identical.
+/// `diff A B`: Ok(true) when the trees differ in a way no `--allow` rule
+/// allows, Ok(false) when they are identical or every difference is allowed.
 pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
     let ignore = Ignore::parse(&args.ignore)?;
+    let rules = match &args.allow {
+        Some(path) => Rules::load(path)?,
+        None => Rules::default(),
+    };
     let limits = WalkLimits {
         max_depth: args.max_depth,
         max_nodes: args.max_nodes,
@@ -346,18 +797,31 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         let apps = dump::applications(&conn).await?;
         let a_bus = one_app(&apps, &args.a)?;
         let b_bus = one_app(&apps, &args.b)?;
-        let a = dump::walk_application(&conn, &a_bus, limits).await;
-        let b = dump::walk_application(&conn, &b_bus, limits).await;
+        // Both walks at once: each waits on its own application's answers.
+        let (a, b) = match args.walk {
+            DiffWalk::Calls => {
+                futures::join!(
+                    dump::walk_application(&conn, &a_bus, limits),
+                    dump::walk_application(&conn, &b_bus, limits)
+                )
+            }
+            DiffWalk::Cache => {
+                futures::join!(
+                    dump::cache_tree(&conn, &a_bus, limits),
+                    dump::cache_tree(&conn, &b_bus, limits)
+                )
+            }
+        };
         Ok::<_, Box<dyn Error>>((a, b))
     })?;
-    let report = compare(&args.a, &a, &args.b, &b, &ignore);
+    let report = compare(&args.a, &a, &args.b, &b, &ignore, &rules);
     let output = match args.format {
         DiffFormat::Text => to_text(&report),
         DiffFormat::Json => to_json(&report)? + "\n",
         DiffFormat::Junit => to_junit(&report),
     };
     crate::print_out(&output)?;
-    Ok(!report.identical)
+    Ok(!report.passed)
 }
 
 /// The bus name of the one application `wanted` selects: a unique bus name
@@ -398,6 +862,8 @@ mod tests {
             caret: None,
             actions: Vec::new(),
             value: None,
+            minimum: None,
+            maximum: None,
             extents: Some((0, 0, 100, 20)),
             relations: Vec::new(),
             errors: Vec::new(),
@@ -422,7 +888,7 @@ mod tests {
 
     fn compare_with(b: &DumpNode, ignore: &[&str]) -> Report {
         let ignore = Ignore::parse(&ignore.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        compare("A", &window(), "B", b, &ignore.unwrap())
+        compare("A", &window(), "B", b, &ignore.unwrap(), &Rules::default())
     }
 
     fn button(tree: &mut DumpNode) -> &mut DumpNode {
@@ -541,6 +1007,231 @@ mod tests {
         assert!(xml.contains("tests=\"4\" failures=\"2\""));
         assert!(xml.contains("&lt;Okay &amp; go&gt;"));
         assert!(!xml.contains("<Okay"));
+    }
+
+    fn compat_rules() -> Rules {
+        Rules::parse(include_str!("../../docs/compat-rules.json")).expect("docs/compat-rules.json")
+    }
+
+    #[test]
+    fn every_compat_rule_is_explained_in_compat_md() {
+        let prose = include_str!("../../docs/compat.md");
+        let rules = compat_rules();
+        assert!(rules.rules.len() >= 20);
+        for rule in &rules.rules {
+            assert!(
+                prose.contains(&format!("`{}`", rule.id)),
+                "docs/compat.md does not cite rule {}",
+                rule.id
+            );
+        }
+    }
+
+    /// A legacy (accesskit_unix) window and the bridged one, differing only
+    /// in documented ways.
+    fn legacy_and_bridged() -> (DumpNode, DumpNode) {
+        let mut legacy_button = node("push button", "OK", vec![]);
+        legacy_button.actions = vec!["click".into()];
+        legacy_button
+            .interfaces
+            .push("org.a11y.atspi.Action".into());
+        legacy_button.extents = Some((8, 8, 33, 20));
+        let mut legacy_spin = node("spin button", "Speed", vec![]);
+        legacy_spin.states.push("selectable-text".into());
+        legacy_spin.value = Some(5.0);
+        legacy_spin.minimum = Some(-f64::MAX);
+        legacy_spin.maximum = Some(f64::MAX);
+        let legacy = node(
+            "application",
+            "app (legacy)",
+            vec![node("frame", "", vec![legacy_button, legacy_spin])],
+        );
+
+        let mut bridged_button = node("push button", "OK", vec![]);
+        bridged_button.actions = vec!["click".into(), "focus".into()];
+        bridged_button.interfaces = vec![
+            "org.a11y.atspi.Accessible".into(),
+            "org.a11y.atspi.Action".into(),
+            "org.a11y.atspi.Collection".into(),
+        ];
+        bridged_button.relations = vec!["labelled-by \u{2192} \u{201c}x\u{201d}".into()];
+        bridged_button.extents = Some((8, 8, 34, 20));
+        let mut bridged_spin = node("spin button", "Speed", vec![]);
+        bridged_spin.interfaces.push("org.a11y.atspi.Text".into());
+        bridged_spin.text = Some("5".into());
+        bridged_spin.caret = Some(0);
+        bridged_spin.value = Some(5.0);
+        bridged_spin.minimum = Some(0.0);
+        bridged_spin.maximum = Some(100.0);
+        // The bridge keeps a GenericContainer as a panel and names the
+        // window after the surface title.
+        let bridged = node(
+            "application",
+            "app",
+            vec![node(
+                "frame",
+                "Form",
+                vec![node("panel", "", vec![bridged_button, bridged_spin])],
+            )],
+        );
+        (legacy, bridged)
+    }
+
+    fn with_rules(legacy: &DumpNode, bridged: &DumpNode) -> Report {
+        compare(
+            "L",
+            legacy,
+            "B",
+            bridged,
+            &Ignore::default(),
+            &compat_rules(),
+        )
+    }
+
+    #[test]
+    fn compat_rules_allow_the_documented_differences() {
+        let (legacy, bridged) = legacy_and_bridged();
+        let report = with_rules(&legacy, &bridged);
+        assert!(report.passed, "{}", to_text(&report));
+        assert!(!report.identical);
+        let mut rules: Vec<&str> = report
+            .allowed
+            .iter()
+            .filter_map(|d| d.rule.as_deref())
+            .collect();
+        rules.sort();
+        rules.dedup();
+        assert_eq!(
+            rules,
+            [
+                "app-name",
+                "collection",
+                "extents-rounding",
+                "extra-actions",
+                "label-relations",
+                "selectable-text-legacy",
+                "structural-panels",
+                "text-caret",
+                "text-content",
+                "text-interface",
+                "unbounded-maximum",
+                "unbounded-minimum",
+                "window-title"
+            ]
+        );
+        // Objects under a spliced panel are named by their path on each side.
+        let button = report
+            .allowed
+            .iter()
+            .find(|d| d.rule.as_deref() == Some("extra-actions"))
+            .unwrap();
+        assert_eq!(
+            (button.path.as_str(), button.b_path.as_deref()),
+            ("/0/0", Some("/0/0/0"))
+        );
+        assert_eq!(button.detail, "only in B: focus");
+        // Without the rules the same trees fail.
+        assert!(
+            !compare(
+                "L",
+                &legacy,
+                "B",
+                &bridged,
+                &Ignore::default(),
+                &Rules::default()
+            )
+            .passed
+        );
+    }
+
+    #[test]
+    fn compat_rules_still_fail_on_every_other_difference() {
+        type Change = fn(&mut DumpNode);
+        let cases: [(&str, Change); 7] = [
+            ("name", |b| b.name = "Cancel".into()),
+            ("actions", |b| b.actions = vec!["focus".into()]),
+            ("actions", |b| {
+                b.actions = vec!["focus".into(), "click".into(), "press".into()]
+            }),
+            ("states", |b| b.states.push("focused".into())),
+            ("extents", |b| b.extents = Some((8, 8, 36, 20))),
+            ("interfaces", |b| {
+                b.interfaces.push("org.a11y.atspi.Table".into())
+            }),
+            ("relations", |b| {
+                b.relations
+                    .push("controller-for \u{2192} \u{201c}y\u{201d}".into())
+            }),
+        ];
+        for (property, change) in cases {
+            let (legacy, mut bridged) = legacy_and_bridged();
+            change(&mut bridged.children[0].children[0].children[0]);
+            let report = with_rules(&legacy, &bridged);
+            assert!(!report.passed, "{property}: {}", to_text(&report));
+            assert_eq!(report.differences.len(), 1, "{}", to_text(&report));
+            assert_eq!(report.differences[0].property, property);
+        }
+        // Actions the legacy side has must keep their order.
+        let (mut legacy, mut bridged) = legacy_and_bridged();
+        legacy.children[0].children[0].actions = vec!["click".into(), "press".into()];
+        bridged.children[0].children[0].children[0].actions =
+            vec!["press".into(), "focus".into(), "click".into()];
+        let report = with_rules(&legacy, &bridged);
+        assert_eq!(
+            report.differences[0].detail,
+            "the items common to both are in another order"
+        );
+        // An object missing from the bridged side.
+        let (legacy, mut bridged) = legacy_and_bridged();
+        bridged.children[0].children[0].children.pop();
+        let report = with_rules(&legacy, &bridged);
+        assert_eq!(report.differences[0].property, "children");
+        assert_eq!(report.differences[1].property, "presence");
+        // A walk error fails whatever the rules.
+        let (legacy, mut bridged) = legacy_and_bridged();
+        bridged
+            .errors
+            .push("node budget exhausted; children omitted".into());
+        assert_eq!(
+            with_rules(&legacy, &bridged).differences[0].property,
+            "errors"
+        );
+    }
+
+    #[test]
+    fn allowed_differences_are_reported_apart_in_every_format() {
+        let (legacy, mut bridged) = legacy_and_bridged();
+        bridged.children[0].children[0].children[0].name = "Cancel".into();
+        let report = with_rules(&legacy, &bridged);
+        let text = to_text(&report);
+        assert!(
+            text.contains("allowed (collection): 1 difference(s), e.g. /0/0 (B: /0/0/0)"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "1 difference(s) in 1 object(s), 13 allowed by rules; 4 object(s) compared\n"
+            ),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&to_json(&report).unwrap()).unwrap();
+        assert_eq!(json["passed"], false);
+        assert_eq!(json["differences"].as_array().unwrap().len(), 1);
+        assert_eq!(json["allowed"][0]["rule"], "app-name");
+        assert_eq!(json["allowed"][0]["path"], "/");
+        let xml = to_junit(&report);
+        assert!(xml.contains("tests=\"4\" failures=\"1\""), "{xml}");
+        assert_eq!(xml.matches("<failure ").count(), 1);
+        assert!(
+            xml.contains(
+                "<system-out>allowed (app-name): name: app (legacy) \u{2192} app&#10;</system-out>"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("allowed (extra-actions): actions: only in B: focus&#10;"),
+            "{xml}"
+        );
     }
 
     #[test]
