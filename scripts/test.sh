@@ -47,6 +47,12 @@ step "cargo test --workspace"
 # --no-fail-fast: report every failing test binary, not just the first.
 cargo test --workspace --no-fail-fast
 
+# Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
+if [[ -f target/tmp/parity-latency.txt ]]; then
+  step "legacy (accesskit_unix) versus bridged latency"
+  cat target/tmp/parity-latency.txt
+fi
+
 step "benchmark suite, smoke mode (tiny trees; fails only if a benchmark cannot run, never on speed)"
 # Debug binaries from the build above; the full suite is scripts/bench.sh (docs/benchmarks.md).
 target/debug/newton-bench --smoke --out target/bench-smoke

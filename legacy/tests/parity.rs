@@ -1,7 +1,9 @@
 //! Structural parity: the same recording exposed by accesskit_unix inside
-//! `newton-legacy-reference` and by the bridge (`serve` + `replay`), walked
-//! with raw AT-SPI calls on a private session, must differ only in the ways
-//! docs/compat.md documents (encoded in `support::compare`).
+//! `newton-legacy-reference` and by the bridge (`serve` + a stepped replay)
+//! is compared after every commit with the CLI a toolkit's CI would use,
+//! `newton-atspi-bridge diff LEGACY BRIDGED --allow docs/compat-rules.json`:
+//! every difference must be allowed by a rule there (each explained in
+//! docs/compat.md), or the test fails with diff's report.
 //!
 //! Needs dbus-daemon and at-spi2-core (scripts/install-deps.sh) and the
 //! bridge binary (`cargo build -p newton-atspi-bridge`).
@@ -10,19 +12,22 @@
 #[allow(dead_code)]
 mod support;
 
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use newton_e2e::{
-    fixture, wait_until, Bridge, BusClient, SessionOptions, SteppedReplay, TestSession,
+    bridge_binary, fixture, wait_until, Bridge, BusClient, SessionOptions, SteppedReplay,
+    TestSession,
 };
-use zbus::zvariant::OwnedObjectPath;
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
 
-use support::compare::differences;
 use support::walk::{find_app, walk_app, Obj};
 use support::{name_and_serials, Legacy};
 
-const FIXTURES: [&str; 6] = [
+/// Recorded and small generated fixtures: compared after every commit.
+const SMALL: [&str; 6] = [
     "generated-small/basic.jsonl",
     "generated-small/doc-small.jsonl",
     "generated-small/grid-small.jsonl",
@@ -30,6 +35,19 @@ const FIXTURES: [&str; 6] = [
     "egui/egui-widgets.jsonl",
     "egui/egui-demo-tour.jsonl",
 ];
+
+/// How long one `diff` may take (a 100k-node walk of both sides included).
+const DIFF_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// The tests of this file run one at a time: each keeps the 2-core CI
+/// machine busy on its own, and the latency figures must not be measured
+/// next to a 100k-object walk.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    // A test that failed while holding it poisons it; the others still run.
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn session() -> TestSession {
     TestSession::start(SessionOptions {
@@ -43,113 +61,106 @@ fn legacy_name(name: &str) -> String {
     format!("{name} (legacy)")
 }
 
-/// Walks the application called `name`, waiting for it to appear.
-fn walk_named(session: &TestSession, client: &BusClient, name: &str) -> Obj {
-    let mut bus = None;
-    wait_until(
-        &format!("application {name:?} on the desktop"),
-        session.ready_timeout(),
-        || {
-            bus = find_app(client, name);
-            Ok(bus.is_some())
-        },
-    )
-    .expect("application on the desktop");
-    walk_app(client, &bus.unwrap_or_default())
+fn rules_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/compat-rules.json")
 }
 
-fn report(label: &str, diffs: &[String]) -> String {
-    format!(
-        "{label}: {} undocumented difference(s):\n  {}",
-        diffs.len(),
-        diffs.join("\n  ")
-    )
+/// The outcome of one `diff` run.
+struct DiffRun {
+    status: Option<i32>,
+    stdout: String,
+    seconds: f64,
 }
 
-#[test]
-fn the_last_frame_of_every_fixture_differs_only_as_documented() {
-    let mut session = session();
-    let bridge = Bridge::start(&mut session).expect("bridge");
-    let client = session.a11y_client().expect("a11y client");
-    let mut failures = Vec::new();
-    for relative in FIXTURES {
-        let path = fixture(relative);
-        let (name, _) = name_and_serials(&path);
-        let mut legacy = Legacy::start(
-            &session,
-            "legacy",
-            &path,
-            &["--app-name", &legacy_name(&name)],
-        );
-        legacy.expect_line("idle");
-        let replay = bridge
-            .replay_and_stay(&mut session, "replay", &path, &name)
-            .expect("replay into the bridge");
-        let legacy_tree = walk_named(&session, &client, &legacy_name(&name));
-        let bridged_tree = walk_named(&session, &client, &name);
-        assert!(
-            legacy_tree.children.len() == 1 && bridged_tree.children.len() == 1,
-            "{relative}: one window on each side"
-        );
-        if relative.ends_with("basic.jsonl") {
-            print_latencies(&client, &legacy_name(&name), &name);
-        }
-        let diffs = differences(&legacy_tree, &bridged_tree);
-        println!("{relative}: {} objects compared", count(&bridged_tree));
-        if !diffs.is_empty() {
-            failures.push(report(relative, &diffs));
-        }
-        session.stop(replay.pid, Duration::from_secs(5));
-        drop(legacy);
+impl DiffRun {
+    /// "N object(s) compared" from the text summary.
+    fn objects_compared(&self) -> usize {
+        self.stdout
+            .lines()
+            .last()
+            .and_then(|l| l.rsplit("; ").next())
+            .and_then(|l| l.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let report = session.shutdown();
-    assert!(report.is_clean(), "{report:?}");
 }
 
-#[test]
-fn every_commit_differs_only_as_documented() {
-    let mut session = session();
-    let bridge = Bridge::start(&mut session).expect("bridge");
-    let client = session.a11y_client().expect("a11y client");
-    let mut failures = Vec::new();
-    for relative in [
-        "generated-small/basic.jsonl",
-        "generated-small/doc-small.jsonl",
-        "generated-small/grid-small.jsonl",
-        "egui/egui-form-focus.jsonl",
-        "egui/egui-widgets.jsonl",
-    ] {
-        let path = fixture(relative);
-        failures.extend(compare_every_commit(
-            &session,
-            &client,
-            &bridge.socket,
-            &path,
-            relative,
-        ));
+/// Runs `newton-atspi-bridge diff "NAME (legacy)" NAME --allow
+/// docs/compat-rules.json` in the session (the binary, as CI runs it).
+fn run_diff(
+    session: &mut TestSession,
+    log: &str,
+    name: &str,
+    format: &str,
+    walk: &str,
+    max_nodes: usize,
+) -> DiffRun {
+    let mut cmd = session.command(bridge_binary().expect("the bridge binary"));
+    cmd.arg("diff")
+        .arg(legacy_name(name))
+        .arg(name)
+        .arg("--allow")
+        .arg(rules_file())
+        .args(["--format", format, "--walk", walk])
+        .args(["--max-nodes", &max_nodes.to_string()]);
+    let start = Instant::now();
+    let (status, stdout) = session
+        .run(log, cmd, DIFF_TIMEOUT)
+        .expect("diff runs to completion");
+    DiffRun {
+        status: status.code(),
+        stdout,
+        seconds: start.elapsed().as_secs_f64(),
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let report = session.shutdown();
-    assert!(report.is_clean(), "{report:?}");
 }
 
-fn compare_every_commit(
-    session: &TestSession,
-    client: &BusClient,
+/// A fixture on disk: a committed file, or a large generated one written
+/// into the session directory.
+fn fixture_file(session: &TestSession, name: &str) -> PathBuf {
+    if name.ends_with(".jsonl") {
+        return fixture(name);
+    }
+    let generator = newton_fixtures::large_generators()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, generate)| generate)
+        .expect("a large generator of that name");
+    let path = session.dir().join(format!("{name}.jsonl"));
+    newton_fixtures::write_jsonl(&path, &generator()).expect("write the generated fixture");
+    path
+}
+
+/// Which `diff` runs follow each commit.
+#[derive(Clone, Copy)]
+struct Plan<'a> {
+    /// Commits after which `diff --walk calls` (every property) runs; None: all.
+    full_after: Option<&'a [u64]>,
+    /// Whether `diff --walk cache` runs after every commit.
+    cache_every_commit: bool,
+}
+
+/// Steps the legacy reference and the bridge through `path` together and
+/// runs `diff` after each commit as `plan` says; returns the failures, and
+/// prints one line per diff.
+fn compare_commits(
+    session: &mut TestSession,
     socket: &Path,
     path: &Path,
     label: &str,
+    plan: Plan<'_>,
+    max_nodes: usize,
 ) -> Vec<String> {
     let (name, serials) = name_and_serials(path);
+    let started = Instant::now();
     let mut legacy = Legacy::start(
         session,
-        "legacy-step",
+        &format!("legacy-{label}"),
         path,
         &["--step", "--app-name", &legacy_name(&name)],
     );
     let mut replay = SteppedReplay::connect(socket, path).expect("connect a stepped replay");
     let mut failures = Vec::new();
+    let (mut runs, mut seconds) = (0, 0.0);
     for (index, serial) in serials.iter().enumerate() {
         if index == 0 {
             legacy.expect_line("ready");
@@ -160,96 +171,397 @@ fn compare_every_commit(
         replay
             .send_through_commit(*serial)
             .expect("bridge applies the commit");
-        let legacy_tree = walk_named(session, client, &legacy_name(&name));
-        let bridged_tree = walk_named(session, client, &name);
-        let diffs = differences(&legacy_tree, &bridged_tree);
-        if !diffs.is_empty() {
-            failures.push(report(&format!("{label} after commit {serial}"), &diffs));
+        if index == 0 {
+            wait_for(session, &name);
+            wait_for(session, &legacy_name(&name));
+            println!(
+                "{label}: first commit visible on both sides after {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let full = plan.full_after.is_none_or(|wanted| wanted.contains(serial));
+        let walks = [("calls", full), ("cache", plan.cache_every_commit)];
+        for (walk, wanted) in walks {
+            if !wanted {
+                continue;
+            }
+            let run = run_diff(
+                session,
+                &format!("diff-{label}-{serial}-{walk}"),
+                &name,
+                "text",
+                walk,
+                max_nodes,
+            );
+            runs += 1;
+            seconds += run.seconds;
+            let summary = run.stdout.lines().last().unwrap_or_default().to_owned();
+            println!(
+                "{label} commit {serial} (--walk {walk}): exit {:?} in {:.1} s: {summary}",
+                run.status, run.seconds
+            );
+            if run.status != Some(0) || run.objects_compared() < 2 {
+                failures.push(format!(
+                    "{label} after commit {serial} (--walk {walk}): diff exited {:?}:\n{}",
+                    run.status, run.stdout
+                ));
+            }
         }
     }
     legacy.command("next");
     legacy.expect_line("end");
     println!(
-        "{label}: {} commits compared (legacy pid {})",
-        serials.len(),
-        legacy.pid()
+        "{label}: {} commit(s), {runs} diff run(s) in {seconds:.1} s",
+        serials.len()
     );
     failures
 }
 
-fn count(obj: &Obj) -> usize {
-    1 + obj.children.iter().map(count).sum::<usize>()
+fn wait_for(session: &TestSession, name: &str) {
+    let client = session.a11y_client().expect("a11y client");
+    wait_until(
+        &format!("application {name:?} on the desktop"),
+        session.ready_timeout(),
+        || Ok(find_app(&client, name).is_some()),
+    )
+    .expect("application on the desktop");
 }
 
-/// Prints (never asserts) median latencies of four calls on the window
-/// object of each copy, 200 calls each.
-fn print_latencies(client: &BusClient, legacy: &str, bridged: &str) {
-    for (label, app) in [("legacy (accesskit_unix)", legacy), ("bridged", bridged)] {
-        let Some(bus) = find_app(client, app) else {
-            continue;
-        };
-        let Ok((_, window)) = client.call::<_, (String, OwnedObjectPath)>(
-            &bus,
-            "/org/a11y/atspi/accessible/root",
-            "org.a11y.atspi.Accessible",
-            "GetChildAtIndex",
-            &(0i32,),
-        ) else {
-            continue;
-        };
-        let window = window.as_str();
-        let accessible = "org.a11y.atspi.Accessible";
-        let name = median_micros(|| {
-            client
-                .call::<_, zbus::zvariant::OwnedValue>(
-                    &bus,
+#[test]
+fn every_commit_of_the_recorded_and_small_fixtures_differs_only_as_allowed() {
+    let _serial = one_at_a_time();
+    let mut session = session();
+    let bridge = Bridge::start(&mut session).expect("bridge");
+    let start = Instant::now();
+    let mut failures = Vec::new();
+    for relative in SMALL {
+        let path = fixture(relative);
+        let label = relative
+            .rsplit('/')
+            .next()
+            .unwrap_or(relative)
+            .trim_end_matches(".jsonl");
+        failures.extend(compare_commits(
+            &mut session,
+            &bridge.socket,
+            &path,
+            label,
+            Plan {
+                full_after: None,
+                cache_every_commit: false,
+            },
+            20_000,
+        ));
+    }
+    println!(
+        "recorded and small fixtures: {:.0} s",
+        start.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let report = session.shutdown();
+    assert!(report.is_clean(), "{report:?}");
+}
+
+/// The large generated fixtures, stepped through every commit on both
+/// sides: `diff --walk cache` (structure, roles, names, descriptions,
+/// states, interfaces; one call per application) after every commit, and
+/// the full walk (every property; a debug build costs ~5–10 ms per object
+/// pair) after some only — `list-10k` after its first commit, the scroll to
+/// the end (stale bounds) and the last; `grid-10k` after its first and
+/// last; `doc-100k` never. The choice and its cost are in docs/compat.md.
+#[test]
+fn the_large_generated_fixtures_differ_only_as_allowed() {
+    let _serial = one_at_a_time();
+    let mut session = session();
+    let bridge = Bridge::start(&mut session).expect("bridge");
+    let mut failures = Vec::new();
+    for (name, compare_after) in [
+        ("list-10k", [1u64, 4, 7].as_slice()),
+        ("grid-10k", [1, 6].as_slice()),
+        ("doc-100k", [].as_slice()),
+    ] {
+        let start = Instant::now();
+        let path = fixture_file(&session, name);
+        failures.extend(compare_commits(
+            &mut session,
+            &bridge.socket,
+            &path,
+            name,
+            Plan {
+                full_after: Some(compare_after),
+                cache_every_commit: true,
+            },
+            250_000,
+        ));
+        println!("{name}: {:.0} s in all", start.elapsed().as_secs_f64());
+        let _ = std::fs::remove_file(&path);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let report = session.shutdown();
+    assert!(report.is_clean(), "{report:?}");
+}
+
+/// The JUnit report of a passing comparison: every object a passed case,
+/// allowed differences noted with their rule; and a real difference fails
+/// diff with a failure naming the property.
+#[test]
+fn diff_junit_marks_allowed_differences_and_fails_on_others() {
+    let _serial = one_at_a_time();
+    let mut session = session();
+    let bridge = Bridge::start(&mut session).expect("bridge");
+    let path = fixture("egui/egui-form-focus.jsonl");
+    let (name, _) = name_and_serials(&path);
+    let mut legacy = Legacy::start(
+        &session,
+        "legacy-junit",
+        &path,
+        &["--app-name", &legacy_name(&name)],
+    );
+    legacy.expect_line("idle");
+    let replay = bridge
+        .replay_and_stay(&mut session, "replay-junit", &path, &name)
+        .expect("replay into the bridge");
+    let run = run_diff(&mut session, "diff-junit", &name, "junit", "calls", 20_000);
+    assert_eq!(run.status, Some(0), "{}", run.stdout);
+    assert!(run.stdout.contains("failures=\"0\""), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("allowed (structural-panels): children: compared as"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("allowed (collection): interfaces: only in B: org.a11y.atspi.Collection"),
+        "{}",
+        run.stdout
+    );
+
+    // Another application under the legacy name: a different tree, which
+    // no rule allows.
+    session.stop(replay.pid, Duration::from_secs(5));
+    drop(legacy);
+    let other = fixture("generated-small/basic.jsonl");
+    let mut legacy = Legacy::start(
+        &session,
+        "legacy-other",
+        &other,
+        &["--app-name", &legacy_name(&name)],
+    );
+    legacy.expect_line("idle");
+    let replay = bridge
+        .replay_and_stay(&mut session, "replay-junit-2", &path, &name)
+        .expect("replay into the bridge");
+    let run = run_diff(
+        &mut session,
+        "diff-junit-other",
+        &name,
+        "junit",
+        "calls",
+        20_000,
+    );
+    assert_eq!(run.status, Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("<failure type=\"name\""),
+        "{}",
+        run.stdout
+    );
+    session.stop(replay.pid, Duration::from_secs(5));
+    drop(legacy);
+    let report = session.shutdown();
+    assert!(report.is_clean(), "{report:?}");
+}
+
+/// Median latency of the same queries on both paths, interleaved call by
+/// call on one client; printed (never asserted) and written to
+/// `target/tmp/parity-latency.txt` for scripts/test.sh to show.
+#[test]
+fn latency_of_the_same_queries_on_both_paths_is_reported() {
+    let _serial = one_at_a_time();
+    let mut session = session();
+    let bridge = Bridge::start(&mut session).expect("bridge");
+    let client = session.a11y_client().expect("a11y client");
+    let mut table = String::from(
+        "Median latency, µs (same client, calls interleaved legacy/bridged, 200 rounds; reported, not asserted)\n\n\
+         | Fixture | Query | legacy (accesskit_unix) | bridged | bridged / legacy |\n|---|---|---|---|---|\n",
+    );
+    for (index, name) in ["generated-small/basic.jsonl", "list-10k"]
+        .iter()
+        .enumerate()
+    {
+        let path = fixture_file(&session, name);
+        let (app, _) = name_and_serials(&path);
+        let mut legacy = Legacy::start(
+            &session,
+            &format!("legacy-latency-{index}"),
+            &path,
+            &["--app-name", &legacy_name(&app)],
+        );
+        legacy.expect_line("idle");
+        let replay = bridge
+            .replay_and_stay(
+                &mut session,
+                &format!("replay-latency-{index}"),
+                &path,
+                &app,
+            )
+            .expect("replay into the bridge");
+        let label = name
+            .rsplit('/')
+            .next()
+            .unwrap_or(name)
+            .trim_end_matches(".jsonl");
+        wait_for(&session, &legacy_name(&app));
+        for row in latencies(&client, &legacy_name(&app), &app) {
+            let _ = writeln!(
+                table,
+                "| {label} | {} | {:.0} | {:.0} | {:.2} |",
+                row.0,
+                row.1,
+                row.2,
+                row.2 / row.1
+            );
+        }
+        session.stop(replay.pid, Duration::from_secs(5));
+        drop(legacy);
+    }
+    println!("{table}");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("parity-latency.txt");
+    let _ = std::fs::write(&out, &table);
+    let report = session.shutdown();
+    assert!(report.is_clean(), "{report:?}");
+}
+
+/// A query: a label and the call, given (bus, window path, first leaf path).
+type Query = (&'static str, fn(&BusClient, &str, &str, &str) -> bool);
+
+const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+
+fn queries() -> Vec<Query> {
+    vec![
+        (
+            "Get(Accessible, Name) on the window",
+            |c, bus, window, _| {
+                c.call::<_, OwnedValue>(
+                    bus,
                     window,
                     "org.freedesktop.DBus.Properties",
                     "Get",
-                    &(accessible, "Name"),
+                    &(ACCESSIBLE, "Name"),
                 )
                 .is_ok()
-        });
-        let role = median_micros(|| {
-            client
-                .call::<_, u32>(&bus, window, accessible, "GetRole", &())
+            },
+        ),
+        ("GetRole on the window", |c, bus, window, _| {
+            c.call::<_, u32>(bus, window, ACCESSIBLE, "GetRole", &())
                 .is_ok()
-        });
-        let state = median_micros(|| {
-            client
-                .call::<_, Vec<u32>>(&bus, window, accessible, "GetState", &())
+        }),
+        ("GetState on the window", |c, bus, window, _| {
+            c.call::<_, Vec<u32>>(bus, window, ACCESSIBLE, "GetState", &())
                 .is_ok()
-        });
-        let child = median_micros(|| {
+        }),
+        ("GetChildAtIndex(0) on the window", |c, bus, window, _| {
+            c.call::<_, (String, OwnedObjectPath)>(
+                bus,
+                window,
+                ACCESSIBLE,
+                "GetChildAtIndex",
+                &(0i32,),
+            )
+            .is_ok()
+        }),
+        (
+            "GetChildren on the window's first child",
+            |c, bus, _, leaf_parent| {
+                c.call::<_, Vec<(String, OwnedObjectPath)>>(
+                    bus,
+                    leaf_parent,
+                    ACCESSIBLE,
+                    "GetChildren",
+                    &(),
+                )
+                .is_ok()
+            },
+        ),
+        (
+            "GetRelationSet on the window's first child",
+            |c, bus, _, first| {
+                c.call::<_, Vec<(u32, Vec<(String, OwnedObjectPath)>)>>(
+                    bus,
+                    first,
+                    ACCESSIBLE,
+                    "GetRelationSet",
+                    &(),
+                )
+                .is_ok()
+            },
+        ),
+        ("Component.GetExtents on the window", |c, bus, window, _| {
+            c.call::<_, (i32, i32, i32, i32)>(
+                bus,
+                window,
+                "org.a11y.atspi.Component",
+                "GetExtents",
+                &(0u32,),
+            )
+            .is_ok()
+        }),
+    ]
+}
+
+/// (query, legacy median µs, bridged median µs) for each query.
+fn latencies(client: &BusClient, legacy: &str, bridged: &str) -> Vec<(&'static str, f64, f64)> {
+    let target = |app: &str| -> Option<(String, String, String)> {
+        let bus = find_app(client, app)?;
+        let child = |path: &str| -> Option<String> {
             client
                 .call::<_, (String, OwnedObjectPath)>(
                     &bus,
-                    window,
-                    accessible,
+                    path,
+                    ACCESSIBLE,
                     "GetChildAtIndex",
                     &(0i32,),
                 )
-                .is_ok()
-        });
-        println!(
-            "median latency, {label}, 200 calls each: Name {name} µs, GetRole {role} µs, GetState {state} µs, GetChildAtIndex {child} µs"
-        );
+                .ok()
+                .map(|(_, p)| p.to_string())
+        };
+        let window = child("/org/a11y/atspi/accessible/root")?;
+        let first = child(&window)?;
+        Some((bus, window, first))
+    };
+    let (Some(l), Some(b)) = (target(legacy), target(bridged)) else {
+        println!("latency: an application is missing; nothing measured");
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    for (label, query) in queries() {
+        let (mut legacy_times, mut bridged_times) = (Vec::new(), Vec::new());
+        for round in 0..200 {
+            // Alternate which side goes first.
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for side in order {
+                let (t, times) = if side == 0 {
+                    (&l, &mut legacy_times)
+                } else {
+                    (&b, &mut bridged_times)
+                };
+                let start = Instant::now();
+                if query(client, &t.0, &t.1, &t.2) {
+                    times.push(start.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+        }
+        match (median(&mut legacy_times), median(&mut bridged_times)) {
+            (Some(lm), Some(bm)) => rows.push((label, lm, bm)),
+            _ => println!("latency: {label} failed on one side; not reported"),
+        }
     }
+    rows
 }
 
-fn median_micros(mut call: impl FnMut() -> bool) -> String {
-    let mut times = Vec::with_capacity(200);
-    for _ in 0..200 {
-        let start = Instant::now();
-        if !call() {
-            return "(call failed)".into();
-        }
-        times.push(start.elapsed());
-    }
-    times.sort();
-    times
-        .get(times.len() / 2)
-        .map_or_else(String::new, |t| format!("{:.0}", t.as_secs_f64() * 1e6))
+fn median(times: &mut [f64]) -> Option<f64> {
+    times.sort_by(f64::total_cmp);
+    times.get(times.len() / 2).copied()
 }
 
 /// basic.jsonl with a second surface (a copy of the first tree, titled
@@ -304,6 +616,7 @@ fn two_surface_recording(dir: &Path) -> std::path::PathBuf {
 
 #[test]
 fn two_surfaces_are_two_windows_on_both_sides() {
+    let _serial = one_at_a_time();
     let mut session = session();
     let bridge = Bridge::start(&mut session).expect("bridge");
     let client = session.a11y_client().expect("a11y client");
@@ -319,19 +632,19 @@ fn two_surfaces_are_two_windows_on_both_sides() {
     let replay = bridge
         .replay_and_stay(&mut session, "replay-two", &path, &name)
         .expect("replay into the bridge");
-    let legacy_tree = walk_named(&session, &client, &legacy_name(&name));
-    let bridged_tree = walk_named(&session, &client, &name);
-    for tree in [&legacy_tree, &bridged_tree] {
+    wait_for(&session, &legacy_name(&name));
+    for app in [legacy_name(&name), name.clone()] {
+        let tree: Obj = walk_app(&client, &find_app(&client, &app).unwrap_or_default());
         let active: Vec<bool> = tree
             .children
             .iter()
             .map(|w| w.states.contains("active"))
             .collect();
         // The focus moved to the second surface.
-        assert_eq!(active, [false, true], "{tree:#?}");
+        assert_eq!(active, [false, true], "{app}: {tree:#?}");
     }
-    let diffs = differences(&legacy_tree, &bridged_tree);
-    assert!(diffs.is_empty(), "{}", report("two surfaces", &diffs));
+    let run = run_diff(&mut session, "diff-two", &name, "text", "calls", 20_000);
+    assert_eq!(run.status, Some(0), "{}", run.stdout);
     session.stop(replay.pid, Duration::from_secs(5));
     drop(legacy);
     let report = session.shutdown();
