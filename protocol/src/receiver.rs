@@ -388,6 +388,10 @@ pub struct ReceiverSession {
     config: ReceiverConfig,
     decoder: FrameDecoder,
     state: State,
+    /// Encoding of bridge → sender messages: JSON until the hello is
+    /// accepted, then the negotiated one, kept after the session closes
+    /// (the events of the feed that closed it are still answered).
+    reply_encoding: Encoding,
     app: Option<AppInfo>,
     surfaces: HashMap<SurfaceId, PendingSurface>,
     /// Encoded bytes queued across all surfaces (uncommitted or waiting).
@@ -411,6 +415,7 @@ impl ReceiverSession {
             config,
             decoder: FrameDecoder::new(config.max_frame_bytes),
             state: State::AwaitingHello,
+            reply_encoding: Encoding::Json,
             app: None,
             surfaces: HashMap::new(),
             pending_total: 0,
@@ -521,10 +526,15 @@ impl ReceiverSession {
     }
 
     /// Encodes and frames a bridge → sender message in the session's
-    /// encoding (JSON before the hello is accepted).
+    /// encoding (JSON before the hello is accepted). After `Goodbye` or a
+    /// fatal error the negotiated encoding is still used: events returned by
+    /// the same [`ReceiverSession::feed`] before the close (a `Rejected`, a
+    /// `SyncDone`) are answered in the encoding the sender reads.
     pub fn encode_bridge_message(&self, message: &BridgeMessage) -> Result<Vec<u8>, EncodeError> {
-        let encoding = self.encoding().unwrap_or(Encoding::Json);
-        Ok(encode_frame(&encode_bridge_payload(message, encoding)?)?)
+        Ok(encode_frame(&encode_bridge_payload(
+            message,
+            self.reply_encoding,
+        )?)?)
     }
 
     /// Feeds bytes read from the sender; returns the resulting events in
@@ -585,6 +595,7 @@ impl ReceiverSession {
         // The Welcome is JSON, like the hello it answers.
         let welcome = self.encode_bridge_message(&welcome).unwrap_or_default();
         self.state = State::Open(hello.encoding);
+        self.reply_encoding = hello.encoding;
         self.app = Some(hello.app.clone());
         ReceiverEvent::HelloAccepted {
             app: hello.app,

@@ -870,3 +870,85 @@ fn a_sync_behind_commits_discarded_by_the_queue_limit_is_answered_at_once() {
     );
     assert_eq!(session.next_deadline(), None);
 }
+
+/// Found by the `protocol_session` fuzz target (input
+/// `protocol/tests/data/fuzz-answers-after-close.bin`): answers to events
+/// returned by the feed that closed the session (a `Rejected`, a
+/// `SyncDone`) were encoded in JSON once the session was closed, so a
+/// postcard sender could not read them, nor the `Error` after them.
+#[test]
+fn answers_encoded_after_the_closing_feed_keep_the_session_encoding() {
+    for encoding in [Encoding::Postcard, Encoding::Json] {
+        let mut session = open_session(encoding);
+        let mut stream = message_frame(
+            &SenderMessage::Commit {
+                surface: SurfaceId(9),
+                serial: 4,
+            },
+            encoding,
+        );
+        stream.extend(message_frame(&SenderMessage::Sync { serial: 5 }, encoding));
+        stream.extend(encode_frame(b"\xff\xff\xff").unwrap());
+        let events = feed_all(&mut session, &stream);
+        assert!(session.is_closed());
+        assert_eq!(events.len(), 3, "{events:?}");
+        assert_eq!(surface_rule(&events[0]), SurfaceRule::UnknownSurface);
+        let ReceiverEvent::SurfaceError(error) = &events[0] else {
+            unreachable!()
+        };
+        // The bridge encodes its answers after the whole feed.
+        let rejected = session.encode_bridge_message(&error.to_rejected()).unwrap();
+        assert!(matches!(
+            decode_reply(&rejected, encoding),
+            BridgeMessage::Rejected { serial: 4, .. }
+        ));
+        let done = session
+            .encode_bridge_message(&BridgeMessage::SyncDone { serial: 5 })
+            .unwrap();
+        assert_eq!(
+            decode_reply(&done, encoding),
+            BridgeMessage::SyncDone { serial: 5 }
+        );
+        let (_, reply) = fatal_error(&events);
+        assert!(matches!(
+            decode_reply(reply, encoding),
+            BridgeMessage::Error { .. }
+        ));
+    }
+}
+
+/// The committed fuzz inputs that found bugs replay through the same
+/// checks the fuzz target makes: every answer decodes on a sender.
+#[test]
+fn fuzz_found_inputs_answer_in_the_senders_encoding() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let stream = std::fs::read(dir.join("fuzz-answers-after-close.bin")).unwrap();
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let events = session.feed(&stream);
+    let Some(ReceiverEvent::HelloAccepted { encoding, app, .. }) = events.first() else {
+        panic!("{events:?}");
+    };
+    let mut sender = newton_push_protocol::SenderSession::new(newton_push_protocol::Hello {
+        protocol: PROTOCOL_VERSION,
+        encoding: *encoding,
+        app: app.clone(),
+    });
+    let mut answers = Vec::new();
+    for event in &events {
+        match event {
+            ReceiverEvent::HelloAccepted { welcome, .. } => answers.extend(welcome),
+            ReceiverEvent::SurfaceError(error) => {
+                answers.extend(session.encode_bridge_message(&error.to_rejected()).unwrap())
+            }
+            ReceiverEvent::Sync { serial } => answers.extend(
+                session
+                    .encode_bridge_message(&BridgeMessage::SyncDone { serial: *serial })
+                    .unwrap(),
+            ),
+            ReceiverEvent::Fatal { reply, .. } => answers.extend(reply),
+            _ => {}
+        }
+    }
+    assert!(session.is_closed());
+    sender.feed(&answers).expect("every answer decodes");
+}
