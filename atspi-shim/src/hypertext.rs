@@ -20,6 +20,7 @@ use accesskit_consumer::NodeRef;
 use zvariant::OwnedValue;
 
 use crate::context::local_id;
+use crate::objects;
 use crate::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
 use crate::reply::{args, method_return};
@@ -74,14 +75,17 @@ pub(crate) struct LinkSpan<'a> {
     pub end: usize,
 }
 
-/// The nearest link-role ancestor of `run` strictly below `root`.
+/// The nearest exposed link-role ancestor of `run` strictly below `root`.
+/// A hidden link is no link: its hyperlink object does not exist (the
+/// dispatcher resolves exposed nodes only), so `GetLink` must not hand it
+/// out; its runs stay plain text of the enclosing text.
 fn link_of<'a>(run: &NodeRef<'a>, root: &NodeRef) -> Option<NodeRef<'a>> {
     let mut current = run.parent();
     while let Some(node) = current {
         if node.id() == root.id() {
             return None;
         }
-        if is_link(&node) {
+        if is_link(&node) && objects::is_exposed(&node) {
             return Some(node);
         }
         current = node.parent();

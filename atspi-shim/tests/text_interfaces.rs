@@ -451,6 +451,100 @@ fn hyperlink_object_serves_only_hyperlink() {
     );
 }
 
+/// Found by the `atspi_calls` fuzz target (input
+/// `fuzz/regressions/atspi_calls/hidden-link`): a link in a hidden subtree
+/// still counted as a link of the enclosing text, and `GetLink` handed out
+/// its hyperlink object, which does not exist (hidden nodes are not
+/// exposed). A hidden link's runs are plain text; an exposed link around it
+/// owns them.
+#[test]
+fn hidden_links_are_not_handed_out() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(1)]);
+    let mut paragraph = Node::new(Role::Label);
+    paragraph.set_children(vec![NodeId(2), NodeId(3), NodeId(5), NodeId(7)]);
+    let mut hidden = Node::new(Role::Link);
+    hidden.set_hidden();
+    hidden.set_children(vec![NodeId(4)]);
+    let mut shown = Node::new(Role::Link);
+    shown.set_children(vec![NodeId(6)]);
+    // An exposed link whose inner link is hidden: the outer one owns the run.
+    let mut outer = Node::new(Role::Link);
+    outer.set_children(vec![NodeId(8)]);
+    let mut inner = Node::new(Role::Link);
+    inner.set_hidden();
+    inner.set_children(vec![NodeId(9)]);
+    let app = tree_app(vec![
+        (0, window),
+        (1, paragraph),
+        (2, run("See ", &[0])),
+        (3, hidden),
+        (4, run("secret", &[0])),
+        (5, shown),
+        (6, run(" this", &[1])),
+        (7, outer),
+        (8, inner),
+        (9, run(" too", &[1])),
+    ]);
+    let count: i32 = app.ok(1, HYPERTEXT, "GetNLinks", &());
+    assert_eq!(count, 2);
+    let mut starts = Vec::new();
+    for index in 0..count {
+        let (link,): ((String, OwnedObjectPath),) = app.ok(1, HYPERTEXT, "GetLink", &(index,));
+        let (start,): (OwnedValue,) = app.ok_at(
+            link.1.as_str(),
+            Some(PROPERTIES),
+            "Get",
+            &(HYPERLINK, "StartIndex"),
+        );
+        starts.push((link.1.to_string(), int(start)));
+    }
+    assert_eq!(
+        starts,
+        [(hyperlink_path(5), 10), (hyperlink_path(7), 15)],
+        "the hidden link's text is plain text"
+    );
+    let index: i32 = app.ok(1, HYPERTEXT, "GetLinkIndex", &(5,));
+    assert_eq!(index, -1);
+    assert_eq!(
+        app.error_name_at(&hyperlink_path(3), HYPERLINK, "IsValid", &()),
+        "org.freedesktop.DBus.Error.UnknownObject"
+    );
+}
+
+/// Found by the `atspi_calls` fuzz target (input
+/// `fuzz/regressions/atspi_calls/nul-in-string`): a producer string with a
+/// NUL made the shim build replies D-Bus forbids (strings cannot hold NUL;
+/// the bus drops a connection sending one). The replica turns NUL into a
+/// space, so every answer is a valid message and offsets are unchanged.
+#[test]
+fn nul_in_producer_strings_never_reaches_a_reply() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(1)]);
+    let mut input = Node::new(Role::TextInput);
+    input.set_label("na\0me");
+    input.set_language("d\0e");
+    input.set_children(vec![NodeId(2), NodeId(3)]);
+    let app = tree_app(vec![
+        (0, window),
+        (1, input),
+        (2, run("a\0b ", &[0])),
+        (3, run("c\0", &[0])),
+    ]);
+    let name: OwnedValue = app.ok(1, PROPERTIES, "Get", &(ACCESSIBLE, "Name"));
+    assert_eq!(String::try_from(name).expect("a string"), "na me");
+    let text: String = app.ok(1, TEXT, "GetText", &(0, -1));
+    assert_eq!(text, "a b c ");
+    let (word, start, end): (String, i32, i32) = app.ok(1, TEXT, "GetTextAtOffset", &(4, 1u32));
+    assert_eq!((word.as_str(), start, end), ("c ", 4, 6));
+    let (attributes, _, _): (BTreeMap<String, String>, i32, i32) =
+        app.ok(1, TEXT, "GetAttributeRun", &(0, true));
+    assert!(
+        attributes.values().all(|v| !v.contains('\0')),
+        "{attributes:?}"
+    );
+}
+
 #[test]
 fn web_document_exposes_document() {
     let app = web();
