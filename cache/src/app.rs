@@ -166,6 +166,8 @@ pub fn prepare_full_tree(
     frame_bytes: usize,
 ) -> Result<PreparedTree, RejectError> {
     check_frame_bytes(limits, surface, frame_bytes)?;
+    let mut updates = updates;
+    crate::strings::clean_updates(&mut updates);
     match updates.first() {
         Some(first) if first.tree.is_some() => {}
         _ => {
@@ -408,6 +410,7 @@ impl AppReplica {
                 ),
             ));
         }
+        let title = title.map(|t| crate::strings::without_nul(&t).unwrap_or(t));
         self.surfaces.insert(id, SurfaceReplica::new(id, title));
         Ok(())
     }
@@ -438,6 +441,8 @@ impl AppReplica {
         updates: Vec<TreeUpdate>,
         frame_bytes: usize,
     ) -> Result<ChangeSet, RejectError> {
+        let mut updates = updates;
+        crate::strings::clean_updates(&mut updates);
         let plan = match self.plan(surface, &updates, frame_bytes) {
             Ok(plan) => plan,
             Err(error) => {

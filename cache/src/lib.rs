@@ -19,6 +19,7 @@ pub mod exposure;
 pub mod limits;
 mod refs;
 pub mod store;
+pub mod strings;
 pub mod validate;
 
 pub use app::{prepare_full_tree, AppReplica, PreparedTree, SurfaceReplica};

@@ -490,3 +490,34 @@ fn multi_update_commit_is_all_or_nothing() {
         Rule::DanglingRelation
     );
 }
+
+/// Found by the `atspi_calls` fuzz target (input
+/// `fuzz/regressions/atspi_calls/nul-in-string`): D-Bus strings cannot hold
+/// NUL, and a producer string with one made the shim build invalid
+/// messages (which cost the bridge its bus connection). Strings are
+/// accepted with every NUL turned into a space, keeping byte lengths, so
+/// text runs stay consistent.
+#[test]
+fn nul_in_strings_becomes_a_space() {
+    let mut app = base_app();
+    let mut button = labelled(Role::Button, "O\0K");
+    button.set_description("\0");
+    button.set_custom_actions(vec![newton_cache::accesskit::CustomAction {
+        id: 1,
+        description: "go\0".into(),
+    }]);
+    app.commit(S, vec![inc(vec![(1, button)], 1)], 10)
+        .expect("accepted");
+    let state = app.surface(S).and_then(|s| s.tree()).expect("tree").state();
+    let node = state.node_by_id(state.root_id()).expect("root");
+    let button = node.children().next().expect("the button");
+    assert_eq!(button.label().as_deref(), Some("O K"));
+    assert_eq!(button.description().as_deref(), Some(" "));
+    assert_eq!(button.data().custom_actions()[0].description, "go ");
+    app.create_surface(SurfaceId(9), Some("T\0".into()))
+        .expect("surface");
+    assert_eq!(
+        app.surface(SurfaceId(9)).and_then(|s| s.title()),
+        Some("T ")
+    );
+}

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::codec::decode_sender_message;
-use crate::messages::{Encoding, Hello, PROTOCOL_VERSION};
+use crate::messages::{AppInfo, Encoding, Hello, PROTOCOL_VERSION};
 
 /// Why a first frame is not an acceptable hello.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +37,9 @@ pub(crate) fn parse_hello(payload: &[u8]) -> Result<Hello, HelloError> {
             ))
         }
     }
-    let hello: Hello = serde_json::from_value(value)
+    let mut hello: Hello = serde_json::from_value(value)
         .map_err(|error| HelloError::Invalid(format!("{error} (expected {{\"protocol\":1,\"encoding\":\"json\"|\"postcard\",\"app\":{{\"appId\":…,\"name\":…}}}})")))?;
+    clean_app(&mut hello.app);
     check_app(&hello)?;
     Ok(hello)
 }
@@ -48,6 +49,21 @@ fn missing_protocol(payload: &[u8]) -> HelloError {
         HelloError::NotAHello
     } else {
         HelloError::Invalid("the first frame has no `protocol` field".into())
+    }
+}
+
+/// D-Bus strings cannot hold NUL (a message carrying one is invalid and
+/// costs the bridge its bus connection): the application's identity, which
+/// ends up in AT-SPI names and properties, gets spaces instead.
+fn clean_app(app: &mut AppInfo) {
+    let strings = [&mut app.app_id, &mut app.name]
+        .into_iter()
+        .chain(app.toolkit_name.as_mut())
+        .chain(app.toolkit_version.as_mut());
+    for text in strings {
+        if text.contains('\0') {
+            *text = text.replace('\0', " ");
+        }
     }
 }
 
@@ -74,6 +90,17 @@ mod tests {
         let hello =
             parse_hello(br#"{"protocol":1,"extra":true,"app":{"appId":"a","name":"A","x":1}}"#);
         assert!(hello.is_ok(), "{hello:?}");
+    }
+
+    #[test]
+    fn nul_in_the_application_identity_becomes_a_space() {
+        let hello = parse_hello(
+            br#"{"protocol":1,"app":{"appId":"a\u0000b","name":"A\u0000","toolkitName":"\u0000"}}"#,
+        )
+        .unwrap();
+        assert_eq!(hello.app.app_id, "a b");
+        assert_eq!(hello.app.name, "A ");
+        assert_eq!(hello.app.toolkit_name.as_deref(), Some(" "));
     }
 
     #[test]
