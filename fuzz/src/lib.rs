@@ -1,10 +1,16 @@
-//! The fuzz harness for `newton-cache`: decode arbitrary bytes into tree
-//! updates, commit them to an `AppReplica`, and after every accepted commit
-//! run the consumer queries that malformed input would break (names,
-//! relations, text, selections, line navigation, parent walks). A panic or a
-//! hang anywhere is a finding.
+//! Fuzz harnesses. Three targets, each a function of arbitrary bytes that
+//! must never panic or hang:
 //!
-//! Input formats (chosen by the first byte):
+//! * [`decode_validate_apply`] (this file): decode arbitrary bytes into tree
+//!   updates, commit them to an `AppReplica`, and after every accepted commit
+//!   run the consumer queries that malformed input would break (names,
+//!   relations, text, selections, line navigation, parent walks);
+//! * [`protocol::protocol_session`]: sender byte streams through the push
+//!   protocol's framing and `ReceiverSession`, in arbitrary chunks;
+//! * [`shim::atspi_calls`]: AT-SPI method calls through the shim's
+//!   `handle_call` on fixture and fuzzed replicas.
+//!
+//! Input formats of `decode_validate_apply` (chosen by the first byte):
 //! * `{` — JSONL of `RecordedLine`s (the malformed corpus format): every
 //!   sender message is replayed;
 //! * `[` — a JSON array of `TreeUpdate`s, one commit each on surface 1;
@@ -13,6 +19,11 @@
 //!   `TreeUpdate`s.
 
 use std::collections::BTreeMap;
+
+pub mod input;
+pub mod protocol;
+pub mod shim;
+pub mod trees;
 
 use accesskit::TreeUpdate;
 use newton_cache::accesskit_consumer::TreeState;
@@ -90,7 +101,7 @@ fn commit_each(
 
 /// Commits and checks the invariants: a rejection changes nothing, an
 /// acceptance leaves a tree every query can walk.
-fn commit_checked(
+pub fn commit_checked(
     app: &mut AppReplica,
     surface: SurfaceId,
     updates: Vec<TreeUpdate>,
