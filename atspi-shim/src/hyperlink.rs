@@ -8,7 +8,7 @@
 use accesskit_consumer::NodeRef;
 use zvariant::OwnedValue;
 
-use crate::hypertext::{is_link, links, object_ref};
+use crate::hypertext::{is_link, links, object_ref, text_parent};
 use crate::paths::null_ref;
 use crate::reply::{args, method_return};
 use crate::text::{to_i32, Env, TextModel};
@@ -61,18 +61,11 @@ fn require_link(node: &NodeRef) -> Result<(), CallError> {
 
 /// The link's code-point span in its nearest text-bearing ancestor.
 pub(crate) fn span_in_parent(link: &NodeRef) -> Option<(usize, usize)> {
-    let mut current = link.parent();
-    while let Some(node) = current {
-        if node.supports_text_ranges() {
-            let model = TextModel::of(node)?;
-            return links(&model)
-                .into_iter()
-                .find(|span| span.link.id() == link.id())
-                .map(|span| (span.start, span.end));
-        }
-        current = node.parent();
-    }
-    None
+    let model = TextModel::of(text_parent(link)?)?;
+    links(&model)
+        .into_iter()
+        .find(|span| span.link.id() == link.id())
+        .map(|span| (span.start, span.end))
 }
 
 pub(crate) fn handle(

@@ -7,7 +7,10 @@
 //! text, and `Hyperlink.StartIndex/EndIndex` are that span in code points.
 //!
 //! Advertised on text-bearing nodes (`supports_text_ranges`) with at least
-//! one link-role node among the ancestors of their runs.
+//! one link-role node among the ancestors of their runs. A link counts only
+//! if it is exposed (a hidden link has no hyperlink object) and only in its
+//! nearest text-bearing ancestor, the text its `StartIndex`/`EndIndex`
+//! count in (an enclosing text showing the same runs does not list it).
 //!
 //! Object references are the dispatcher's `<surface>_<node>` paths
 //! (`paths.rs`). `GetLink` answers with the link's *hyperlink object*
@@ -75,7 +78,8 @@ pub(crate) struct LinkSpan<'a> {
     pub end: usize,
 }
 
-/// The nearest exposed link-role ancestor of `run` strictly below `root`.
+/// The nearest exposed link-role ancestor of `run` strictly below `root`,
+/// if `root` is that link's hypertext ([`text_parent`]).
 /// A hidden link is no link: its hyperlink object does not exist (the
 /// dispatcher resolves exposed nodes only), so `GetLink` must not hand it
 /// out; its runs stay plain text of the enclosing text.
@@ -86,6 +90,22 @@ fn link_of<'a>(run: &NodeRef<'a>, root: &NodeRef) -> Option<NodeRef<'a>> {
             return None;
         }
         if is_link(&node) && objects::is_exposed(&node) {
+            // The link's hypertext is its nearest text-bearing ancestor
+            // (`Hyperlink.StartIndex` counts there); an enclosing text
+            // showing the same runs does not list it.
+            return (text_parent(&node)?.id() == root.id()).then_some(node);
+        }
+        current = node.parent();
+    }
+    None
+}
+
+/// The nearest ancestor of `link` that bears text: the hypertext the link
+/// belongs to.
+pub(crate) fn text_parent<'a>(link: &NodeRef<'a>) -> Option<NodeRef<'a>> {
+    let mut current = link.parent();
+    while let Some(node) = current {
+        if node.supports_text_ranges() {
             return Some(node);
         }
         current = node.parent();

@@ -545,6 +545,48 @@ fn nul_in_producer_strings_never_reaches_a_reply() {
     );
 }
 
+/// Found by the `atspi_calls` fuzz target (input
+/// `fuzz/regressions/atspi_calls/nested-hypertext`): a text holding another
+/// text listed the inner text's links at its own offsets, while the
+/// hyperlink object counted in the inner text, so `StartIndex` did not lead
+/// back to the link (`GetLinkIndex` said -1). A link belongs to its nearest
+/// text-bearing ancestor only.
+#[test]
+fn a_link_belongs_to_its_nearest_text_only() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(10)]);
+    let mut document = Node::new(Role::Document);
+    document.set_children(vec![NodeId(11), NodeId(1)]);
+    let mut paragraph = Node::new(Role::Label);
+    paragraph.set_children(vec![NodeId(2), NodeId(3)]);
+    let mut link = Node::new(Role::Link);
+    link.set_children(vec![NodeId(4)]);
+    let app = tree_app(vec![
+        (0, window),
+        (10, document),
+        (11, run("Intro. ", &[0])),
+        (1, paragraph),
+        (2, run("Read ", &[0])),
+        (3, link),
+        (4, run("this", &[0])),
+    ]);
+    let outer: String = app.ok(10, TEXT, "GetText", &(0, -1));
+    assert_eq!(
+        outer, "Intro. Read this",
+        "the outer text shows the inner runs"
+    );
+    let count: i32 = app.ok(1, HYPERTEXT, "GetNLinks", &());
+    assert_eq!(count, 1);
+    assert_eq!(int(app.prop(3, HYPERLINK, "StartIndex")), 5);
+    let index: i32 = app.ok(1, HYPERTEXT, "GetLinkIndex", &(5,));
+    assert_eq!(index, 0);
+    // The document does not list the paragraph's link.
+    if app.interfaces(10).iter().any(|i| i == HYPERTEXT) {
+        let outer_links: i32 = app.ok(10, HYPERTEXT, "GetNLinks", &());
+        assert_eq!(outer_links, 0);
+    }
+}
+
 #[test]
 fn web_document_exposes_document() {
     let app = web();
