@@ -7,14 +7,16 @@
 //! when the producer sends them, else the next free slot (row and column
 //! spans occupy slots). NRows/NColumns are the producer's counts when set,
 //! else what the cells cover. Linear indices are row-major
-//! (`row * columns + column`). Building the model costs O(cells) per call.
+//! (`row * columns + column`). Building the model costs O(cells); it is kept
+//! per thread under the surface's generation (see [`Grid::cached`]).
 //! AccessKit has no column selection: selected columns are always empty and
 //! selection changes answer false.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use accesskit::Role;
-use accesskit_consumer::NodeRef;
+use accesskit_consumer::{FullNodeId, NodeRef};
 use zbus::message::Message;
 use zvariant::OwnedValue;
 
@@ -67,17 +69,60 @@ pub(crate) struct Cell<'a> {
     pub column_span: usize,
 }
 
-impl Cell<'_> {
+/// A cell's place, owned (by node id) so a grid can be kept between calls.
+#[derive(Clone, Copy)]
+struct Placed {
+    id: FullNodeId,
+    role: Role,
+    row: usize,
+    column: usize,
+    row_span: usize,
+    column_span: usize,
+}
+
+impl Placed {
     fn covers(&self, row: usize, column: usize) -> bool {
         (self.row..self.row + self.row_span).contains(&row)
             && (self.column..self.column + self.column_span).contains(&column)
     }
 }
 
+/// The node-independent part of a [`Grid`]: building it is O(cells), and
+/// Orca asks many questions of one table in a row (a focus move in a grid
+/// reads the row's cells, their headers and positions one call each).
+struct GridData {
+    rows: Vec<FullNodeId>,
+    cells: Vec<Placed>,
+    row_count: usize,
+    column_count: usize,
+    /// Cell index by node.
+    by_node: HashMap<FullNodeId, usize>,
+    /// Cell index by the slot a cell starts at (the first cell wins).
+    by_start: HashMap<(usize, usize), usize>,
+    /// Some cell spans more than one slot: a slot may be covered by a cell
+    /// starting elsewhere.
+    spanning: bool,
+}
+
+/// A cached grid's key: the surface generation and the table's node.
+type GridKey = (u64, FullNodeId);
+
+thread_local! {
+    /// The grid built last on this thread, with its key.
+    static LAST_GRID: std::cell::RefCell<Option<(GridKey, Arc<GridData>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many grids this thread built (tests of the cache).
+    static BUILDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A table's rows and placed cells.
 pub(crate) struct Grid<'a> {
-    pub rows: Vec<NodeRef<'a>>,
-    pub cells: Vec<Cell<'a>>,
+    table: NodeRef<'a>,
+    data: Arc<GridData>,
     pub row_count: usize,
     pub column_count: usize,
 }
@@ -89,9 +134,126 @@ const MAX_INDEX: usize = 1 << 24;
 const MAX_MARKED_SLOTS: usize = 1 << 16;
 
 impl<'a> Grid<'a> {
+    /// The grid of `table` at replica `generation` (`SurfaceReplica::generation`),
+    /// reusing the last one this thread built when neither changed.
+    /// Generations are unique across surfaces and commits, so a hit is
+    /// always the same tree state.
+    pub(crate) fn cached(table: &NodeRef<'a>, generation: u64) -> Self {
+        let key = (generation, table.id());
+        let hit = LAST_GRID.with(|last| {
+            last.borrow()
+                .as_ref()
+                .filter(|(k, _)| *k == key)
+                .map(|(_, data)| Arc::clone(data))
+        });
+        let data = hit.unwrap_or_else(|| {
+            let data = Arc::new(GridData::of(table));
+            LAST_GRID.with(|last| *last.borrow_mut() = Some((key, Arc::clone(&data))));
+            data
+        });
+        Grid::with(table, data)
+    }
+
+    /// The grid of `table`, built now.
+    #[cfg(test)]
     pub(crate) fn of(table: &NodeRef<'a>) -> Self {
+        Grid::with(table, Arc::new(GridData::of(table)))
+    }
+
+    fn with(table: &NodeRef<'a>, data: Arc<GridData>) -> Self {
+        Grid {
+            table: *table,
+            row_count: data.row_count,
+            column_count: data.column_count,
+            data,
+        }
+    }
+
+    fn resolve(&self, placed: &Placed) -> Option<Cell<'a>> {
+        let node = self.table.tree_state.node_by_id(placed.id)?;
+        Some(Cell {
+            node,
+            row: placed.row,
+            column: placed.column,
+            row_span: placed.row_span,
+            column_span: placed.column_span,
+        })
+    }
+
+    pub(crate) fn cell_at(&self, row: usize, column: usize) -> Option<Cell<'a>> {
+        let placed = match self.data.by_start.get(&(row, column)) {
+            Some(&i) => self.data.cells.get(i),
+            None if self.data.spanning => {
+                self.data.cells.iter().find(|cell| cell.covers(row, column))
+            }
+            None => None,
+        }?;
+        self.resolve(placed)
+    }
+
+    pub(crate) fn cell_of(&self, node: &NodeRef) -> Option<Cell<'a>> {
+        let &i = self.data.by_node.get(&node.id())?;
+        self.resolve(self.data.cells.get(i)?)
+    }
+
+    pub(crate) fn column_headers(&self, column: usize) -> impl Iterator<Item = Cell<'a>> + '_ {
+        self.data
+            .cells
+            .iter()
+            .filter(move |c| {
+                c.role == Role::ColumnHeader
+                    && (c.column..c.column + c.column_span).contains(&column)
+            })
+            .filter_map(|c| self.resolve(c))
+    }
+
+    pub(crate) fn row_headers(&self, row: usize) -> impl Iterator<Item = Cell<'a>> + '_ {
+        self.data
+            .cells
+            .iter()
+            .filter(move |c| {
+                c.role == Role::RowHeader && (c.row..c.row + c.row_span).contains(&row)
+            })
+            .filter_map(|c| self.resolve(c))
+    }
+
+    fn rows(&self) -> impl Iterator<Item = (usize, NodeRef<'a>)> + '_ {
+        self.data
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(sequential, id)| {
+                Some((sequential, self.table.tree_state.node_by_id(*id)?))
+            })
+    }
+
+    fn row_selected(&self, row: usize) -> bool {
+        self.rows().any(|(sequential, node)| {
+            node.data().row_index().unwrap_or(sequential) == row && node.is_selected() == Some(true)
+        })
+    }
+
+    fn selected_rows(&self) -> Vec<i32> {
+        self.rows()
+            .filter(|(_, node)| node.is_selected() == Some(true))
+            .map(|(sequential, node)| to_i32(node.data().row_index().unwrap_or(sequential)))
+            .collect()
+    }
+
+    fn is_selected(&self, row: usize, column: usize) -> bool {
+        self.row_selected(row)
+            || self
+                .cell_at(row, column)
+                .is_some_and(|c| c.node.is_selected() == Some(true))
+    }
+}
+
+impl GridData {
+    fn of(table: &NodeRef) -> Self {
+        #[cfg(test)]
+        BUILDS.with(|b| b.set(b.get() + 1));
         let rows = table_rows(table);
-        let mut cells = Vec::new();
+        let mut cells: Vec<Placed> = Vec::new();
         let mut occupied: HashSet<(usize, usize)> = HashSet::new();
         let mut marks_left = MAX_MARKED_SLOTS;
         for (sequential, row) in rows.iter().enumerate() {
@@ -121,8 +283,9 @@ impl<'a> Grid<'a> {
                     }
                 }
                 next_column = column + column_span;
-                cells.push(Cell {
-                    node,
+                cells.push(Placed {
+                    id: node.id(),
+                    role: node.role(),
                     row: row_index,
                     column,
                     row_span,
@@ -141,55 +304,21 @@ impl<'a> Grid<'a> {
             .map(|c| c.column + c.column_span)
             .max()
             .unwrap_or(0);
-        Grid {
+        let mut by_node = HashMap::with_capacity(cells.len());
+        let mut by_start = HashMap::with_capacity(cells.len());
+        for (i, cell) in cells.iter().enumerate() {
+            by_node.entry(cell.id).or_insert(i);
+            by_start.entry((cell.row, cell.column)).or_insert(i);
+        }
+        GridData {
             row_count: table.data().row_count().unwrap_or(covered_rows),
             column_count: table.data().column_count().unwrap_or(covered_columns),
-            rows,
+            spanning: cells.iter().any(|c| c.row_span > 1 || c.column_span > 1),
+            rows: rows.iter().map(NodeRef::id).collect(),
             cells,
+            by_node,
+            by_start,
         }
-    }
-
-    pub(crate) fn cell_at(&self, row: usize, column: usize) -> Option<&Cell<'a>> {
-        self.cells.iter().find(|cell| cell.covers(row, column))
-    }
-
-    pub(crate) fn cell_of(&self, node: &NodeRef) -> Option<&Cell<'a>> {
-        self.cells.iter().find(|cell| cell.node.id() == node.id())
-    }
-
-    pub(crate) fn column_headers(&self, column: usize) -> impl Iterator<Item = &Cell<'a>> {
-        self.cells.iter().filter(move |c| {
-            c.node.role() == Role::ColumnHeader
-                && (c.column..c.column + c.column_span).contains(&column)
-        })
-    }
-
-    pub(crate) fn row_headers(&self, row: usize) -> impl Iterator<Item = &Cell<'a>> {
-        self.cells.iter().filter(move |c| {
-            c.node.role() == Role::RowHeader && (c.row..c.row + c.row_span).contains(&row)
-        })
-    }
-
-    fn row_selected(&self, row: usize) -> bool {
-        self.rows.iter().enumerate().any(|(sequential, node)| {
-            node.data().row_index().unwrap_or(sequential) == row && node.is_selected() == Some(true)
-        })
-    }
-
-    fn selected_rows(&self) -> Vec<i32> {
-        self.rows
-            .iter()
-            .enumerate()
-            .filter(|(_, node)| node.is_selected() == Some(true))
-            .map(|(sequential, node)| to_i32(node.data().row_index().unwrap_or(sequential)))
-            .collect()
-    }
-
-    fn is_selected(&self, row: usize, column: usize) -> bool {
-        self.row_selected(row)
-            || self
-                .cell_at(row, column)
-                .is_some_and(|c| c.node.is_selected() == Some(true))
     }
 }
 
@@ -228,11 +357,11 @@ fn caption(ctx: &NodeCtx) -> ObjectRef {
 pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
     // libatspi asks for "NRows"; the XML spells "nRows": accept both.
     match name.to_ascii_lowercase().as_str() {
-        "nrows" => owned(to_i32(Grid::of(&ctx.node).row_count)),
-        "ncolumns" => owned(to_i32(Grid::of(&ctx.node).column_count)),
+        "nrows" => owned(to_i32(grid_of(ctx).row_count)),
+        "ncolumns" => owned(to_i32(grid_of(ctx).column_count)),
         "caption" => owned_ref(caption(ctx)),
         "summary" => owned_ref(paths::null_ref()),
-        "nselectedrows" => owned(to_i32(Grid::of(&ctx.node).selected_rows().len())),
+        "nselectedrows" => owned(to_i32(grid_of(ctx).selected_rows().len())),
         "nselectedcolumns" => owned(0i32),
         _ => Err(CallError::UnknownProperty(name.to_owned())),
     }
@@ -252,8 +381,13 @@ fn out_of_range(row: usize, column: usize) -> CallError {
     CallError::InvalidArgs(format!("no cell at row {row}, column {column}"))
 }
 
+/// The grid of the table `ctx` is on.
+fn grid_of<'a>(ctx: &NodeCtx<'a>) -> Grid<'a> {
+    Grid::cached(&ctx.node, ctx.surface.generation())
+}
+
 pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let grid = Grid::of(&ctx.node);
+    let grid = grid_of(ctx);
     let reply = match member {
         "GetAccessibleAt" => {
             let (row, column): (i32, i32) = args(call)?;
@@ -384,4 +518,85 @@ pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handle
         }
     };
     Ok(Handled::reply(reply))
+}
+
+#[cfg(test)]
+mod tests {
+    use accesskit::{Node, NodeId, Role};
+
+    use super::{Grid, BUILDS};
+    use crate::text::tests::{node, tree};
+
+    fn builds() -> usize {
+        BUILDS.with(std::cell::Cell::get)
+    }
+
+    /// A 2 × 3 table: a header row ("A", "B", "C" column headers) and one
+    /// row of cells, the middle one with `label`.
+    fn table(label: &str) -> accesskit_consumer::Tree {
+        let mut root = Node::new(Role::Window);
+        root.set_children(vec![NodeId(1)]);
+        let mut table = Node::new(Role::Table);
+        table.set_children(vec![NodeId(2), NodeId(3)]);
+        let mut header = Node::new(Role::Row);
+        header.set_children(vec![NodeId(10), NodeId(11), NodeId(12)]);
+        let mut row = Node::new(Role::Row);
+        row.set_children(vec![NodeId(20), NodeId(21), NodeId(22)]);
+        let mut nodes = vec![(0, root), (1, table), (2, header), (3, row)];
+        for (id, name) in [(10, "A"), (11, "B"), (12, "C")] {
+            let mut cell = Node::new(Role::ColumnHeader);
+            cell.set_label(name);
+            nodes.push((id, cell));
+        }
+        for (id, name) in [(20, "a1"), (21, label), (22, "c1")] {
+            let mut cell = Node::new(Role::Cell);
+            cell.set_label(name);
+            nodes.push((id, cell));
+        }
+        tree(nodes)
+    }
+
+    #[test]
+    fn a_grid_is_built_once_per_generation_and_table() {
+        let first = table("b1");
+        let t = node(&first, 1);
+        let before = builds();
+        let grid = Grid::cached(&t, 1_000_001);
+        assert_eq!((grid.row_count, grid.column_count), (2, 3));
+        let again = Grid::cached(&t, 1_000_001);
+        let b1 = again.cell_at(1, 1).expect("a cell at (1, 1)");
+        assert_eq!(b1.node.label().as_deref(), Some("b1"));
+        assert_eq!(builds(), before + 1, "the second call reuses the grid");
+        // Another generation (a commit was applied): built again, and the
+        // answers are the new tree's.
+        let second = table("b1 (edited)");
+        let t2 = node(&second, 1);
+        let grid = Grid::cached(&t2, 1_000_002);
+        let edited = grid.cell_at(1, 1).expect("a cell at (1, 1)");
+        assert_eq!(edited.node.label().as_deref(), Some("b1 (edited)"));
+        assert_eq!(builds(), before + 2);
+    }
+
+    #[test]
+    fn cached_answers_equal_fresh_ones() {
+        let t = table("b1");
+        let table = node(&t, 1);
+        let fresh = Grid::of(&table);
+        let cached = Grid::cached(&table, 2_000_001);
+        for row in 0..3 {
+            for column in 0..4 {
+                let a = fresh.cell_at(row, column).map(|c| c.node.id());
+                let b = cached.cell_at(row, column).map(|c| c.node.id());
+                assert_eq!(a, b, "cell at ({row}, {column})");
+            }
+        }
+        let b1 = node(&t, 21);
+        let placed = cached.cell_of(&b1).expect("b1 is placed");
+        assert_eq!((placed.row, placed.column), (1, 1));
+        let headers: Vec<_> = cached
+            .column_headers(1)
+            .map(|h| h.node.label().unwrap_or_default())
+            .collect();
+        assert_eq!(headers, vec!["B".to_string()]);
+    }
 }

@@ -23,7 +23,7 @@ pub(crate) fn supported(ctx: &NodeCtx) -> bool {
 /// (row, column, row span, column span) of the cell, if it is placed.
 fn placement(ctx: &NodeCtx) -> Option<(usize, usize, usize, usize)> {
     let table = table_of(&ctx.node)?;
-    let grid = Grid::of(&table);
+    let grid = Grid::cached(&table, ctx.surface.generation());
     grid.cell_of(&ctx.node)
         .map(|c| (c.row, c.column, c.row_span, c.column_span))
 }
@@ -32,7 +32,7 @@ fn placement(ctx: &NodeCtx) -> Option<(usize, usize, usize, usize)> {
 /// (`row * NColumns + column`), if the table places it inside its grid.
 pub(crate) fn table_index(ctx: &NodeCtx) -> Option<usize> {
     let table = table_of(&ctx.node)?;
-    let grid = Grid::of(&table);
+    let grid = Grid::cached(&table, ctx.surface.generation());
     let cell = grid.cell_of(&ctx.node)?;
     (cell.row < grid.row_count && cell.column < grid.column_count).then(|| {
         cell.row
@@ -96,7 +96,7 @@ fn header_cells(ctx: &NodeCtx, columns: bool) -> Vec<ObjectRef> {
     let Some(table) = table_of(&ctx.node) else {
         return Vec::new();
     };
-    let grid = Grid::of(&table);
+    let grid = Grid::cached(&table, ctx.surface.generation());
     let Some(cell) = grid.cell_of(&ctx.node) else {
         return Vec::new();
     };
