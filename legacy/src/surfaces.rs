@@ -191,7 +191,12 @@ impl Application {
             ActionLog { surface },
             Deactivation,
         );
-        adapter.update_window_focus_state(self.focused == Some(surface));
+        // The window appears unfocused and gets the compositor's focus once accesskit_unix
+        // is active, as a real window is mapped first and focused after. Focused before
+        // activation, accesskit_unix would start the tree "already active" and emit neither
+        // window:activate nor a focus event, so a screen reader would present nothing until
+        // the first focus move (the bridge announces a focused surface as it appears).
+        adapter.update_window_focus_state(false);
         if let Some(geometry) = self.geometry.get(&surface) {
             set_bounds(&mut adapter, *geometry);
         }
@@ -200,6 +205,11 @@ impl Application {
             "accesskit_unix to activate (it does once org.a11y.Status.IsEnabled is true on the \
              session bus and the accessibility bus answers)",
         )?;
+        if self.focused == Some(surface) {
+            // After the barrier the adapter is active, so the change emits events.
+            self.settle()?;
+            adapter.update_window_focus_state(true);
+        }
         self.surfaces.insert(surface, Surface { adapter, snapshot });
         Ok(())
     }
