@@ -96,9 +96,18 @@ make deb
 deb=$(ls -t "${CARGO_TARGET_DIR:-target}"/debian/${NAME}_*.deb | head -n 1)
 echo "== $deb"
 dpkg-deb --info "$deb" | sed -n '/Package:/,$p'
-dpkg-deb --contents "$deb"
-dpkg-deb --field "$deb" Depends | grep -q at-spi2-core || fail "the .deb does not depend on at-spi2-core"
-dpkg-deb --contents "$deb" | grep -q "./usr/lib/systemd/user/$NAME.service" || fail "the .deb lacks the unit"
+# Listed once into a variable and matched with `case`: `grep -q` on a pipe closes it early and
+# dpkg-deb reports the broken pipe as an error.
+contents=$(dpkg-deb --contents "$deb")
+printf '%s\n' "$contents"
+case "$(dpkg-deb --field "$deb" Depends)" in
+  *at-spi2-core*) ;;
+  *) fail "the .deb does not depend on at-spi2-core" ;;
+esac
+case "$contents" in
+  *"./usr/lib/systemd/user/$NAME.service"*) ;;
+  *) fail "the .deb lacks the unit" ;;
+esac
 tmp=$(mktemp -d)
 dpkg-deb --extract "$deb" "$tmp"
 grep -q "^ExecStart=/usr/bin/$NAME serve\$" "$tmp/usr/lib/systemd/user/$NAME.service" \
