@@ -1,0 +1,464 @@
+//! What the fault, isolation and soak tests share (each test file is its own crate and
+//! includes this module): a private session with the bridge, a raw sender speaking the push
+//! protocol in JSON, small button trees, and an AT client on the accessibility bus that runs a
+//! mix of queries and compares the answers. `WAIT` (the bound of every wait) and `ROUNDS` (the
+//! mix's repetitions in `run_mix_while`) are each test file's own constants.
+
+// Not every test file uses every helper.
+#![allow(dead_code)]
+
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use newton_e2e::{bridge_binary, wait_until, SessionOptions, TestSession};
+use serde_json::{json, Value};
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+use crate::{ROUNDS, WAIT};
+pub const ROOT: &str = "/org/a11y/atspi/accessible/root";
+pub const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+pub const CALM_APP: &str = "Calm app";
+/// Buttons in the calm application's window.
+pub const CALM_BUTTONS: u64 = 20;
+pub const TREE_ID: &str = "00000000-0000-0000-0000-000000000000";
+
+pub type ObjRef = (String, OwnedObjectPath);
+
+// ---------------------------------------------------------------------------------------------
+// Session and bridge
+// ---------------------------------------------------------------------------------------------
+
+pub fn start_session() -> TestSession {
+    let options = SessionOptions {
+        xvfb: false,
+        atspi: true,
+        ready_timeout: WAIT,
+    };
+    TestSession::start(options).expect("start the test session")
+}
+
+/// `serve --socket <dir>/bridge.sock` plus `extra` arguments; waits until the socket accepts.
+pub fn start_bridge(session: &mut TestSession, extra: &[&str]) -> (u32, PathBuf) {
+    start_bridge_with_env(session, extra, &[])
+}
+
+/// [`start_bridge`] with extra environment variables for the bridge.
+pub fn start_bridge_with_env(
+    session: &mut TestSession,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (u32, PathBuf) {
+    let socket = session.dir().join("bridge.sock");
+    let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
+    cmd.envs(env.iter().copied());
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .args(["--log-level", "debug"])
+        .args(extra);
+    let pid = session.spawn("bridge", cmd).expect("start the bridge");
+    wait_until("the bridge socket to accept connections", WAIT, || {
+        session.ensure_running(pid)?;
+        Ok(UnixStream::connect(&socket).is_ok())
+    })
+    .expect("the bridge accepts senders");
+    (pid, socket)
+}
+
+pub fn a11y_address(session: &TestSession) -> String {
+    session
+        .a11y_bus_address()
+        .expect("the session has an a11y bus")
+        .to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A raw sender: JSON frames, anything may be sent.
+// ---------------------------------------------------------------------------------------------
+
+pub struct RawSender {
+    pub stream: UnixStream,
+    pub pending: Vec<u8>,
+    pub serial: u64,
+}
+
+impl RawSender {
+    pub fn connect(socket: &Path, name: &str) -> RawSender {
+        let stream = UnixStream::connect(socket).expect("connect to the bridge");
+        let mut sender = RawSender {
+            stream,
+            pending: Vec::new(),
+            serial: 0,
+        };
+        let app_id = format!("org.newton.isolation.{}", name.replace(' ', "-"));
+        sender.send(&json!({"protocol": 1, "encoding": "json", "app": {
+            "appId": app_id, "name": name, "pid": null,
+            "toolkitName": "isolation-test", "toolkitVersion": "1"}}));
+        let welcome = sender.recv().expect("a welcome");
+        assert!(
+            welcome.get("welcome").is_some(),
+            "expected the welcome: {welcome}"
+        );
+        sender
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        let payload = serde_json::to_vec(message).expect("JSON encodes");
+        self.send_raw(&payload);
+    }
+
+    /// Writes one frame (length prefix + payload) without looking at the payload.
+    pub fn send_raw(&mut self, payload: &[u8]) {
+        let length = u32::try_from(payload.len()).expect("frame under 4 GiB");
+        let mut bytes = length.to_le_bytes().to_vec();
+        bytes.extend_from_slice(payload);
+        self.stream.write_all(&bytes).expect("write to the bridge");
+    }
+
+    pub fn next_serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// The next bridge message (bounded by WAIT); None when the bridge closed.
+    pub fn recv(&mut self) -> Option<Value> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(prefix) = self.pending.get(..4) {
+                let end = 4 + u32::from_le_bytes(prefix.try_into().ok()?) as usize;
+                if let Some(payload) = self.pending.get(4..end) {
+                    let message = serde_json::from_slice(payload).expect("bridge frame is JSON");
+                    self.pending.drain(..end);
+                    return Some(message);
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no bridge message within {WAIT:?}");
+            let _ = self.stream.set_read_timeout(Some(left));
+            let mut chunk = [0u8; 65536];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self
+                    .pending
+                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits until everything sent was processed; returns the messages that came before.
+    pub fn sync(&mut self) -> Vec<Value> {
+        let serial = self.next_serial();
+        self.send(&json!({"sync": {"serial": serial}}));
+        let mut before = Vec::new();
+        loop {
+            let message = self.recv().expect("the bridge answers the sync");
+            if message["syncDone"]["serial"] == serial {
+                return before;
+            }
+            before.push(message);
+        }
+    }
+
+    pub fn create_surface(&mut self, surface: u32, title: &str) {
+        self.send(&json!({"createSurface": {"surface": surface, "title": title}}));
+    }
+
+    /// Buffers `update` for `surface` and commits it (no wait).
+    pub fn commit(&mut self, surface: u32, update: Value) -> u64 {
+        self.send(&json!({"update": {"surface": surface, "update": update}}));
+        let serial = self.next_serial();
+        self.send(&json!({"commit": {"surface": surface, "serial": serial}}));
+        serial
+    }
+
+    /// Creates `surface` holding `window(title, buttons)` and waits until it landed cleanly.
+    pub fn show_window(&mut self, surface: u32, title: &str, label: &str, buttons: u64) {
+        self.create_surface(surface, title);
+        self.commit(surface, window(title, label, buttons));
+        self.send(&json!({"focus": {"surface": surface}}));
+        let replies = self.sync();
+        assert!(
+            replies.iter().all(|m| m.get("rejected").is_none()),
+            "the window was rejected: {replies:?}"
+        );
+    }
+}
+
+/// A full tree: a window (id 1) whose children are `buttons` buttons (ids 2..) labelled
+/// "`label` <n>".
+pub fn window(title: &str, label: &str, buttons: u64) -> Value {
+    window_rooted_at(1, title, label, buttons)
+}
+
+/// [`window`] with the window's id `root` and its buttons `root + 1 ..` (labelled from 2 as in
+/// [`window`]): a tree with another root replaces the surface's tree wholesale.
+pub fn window_rooted_at(root: u64, title: &str, label: &str, buttons: u64) -> Value {
+    let ids = root + 1..root + 1 + buttons;
+    let children: Vec<u64> = ids.clone().collect();
+    let mut nodes = vec![
+        json!([root, {"role": "window", "actions": 0, "childActions": 0,
+        "flags": 0, "properties": {"children": children, "label": title}}]),
+    ];
+    nodes.extend(ids.map(|id| json!([id, button(&format!("{label} {}", id - root + 1))])));
+    json!({"nodes": nodes,
+           "tree": {"root": root, "toolkitName": null, "toolkitVersion": null},
+           "treeId": TREE_ID, "focus": root})
+}
+
+/// An incremental update relabelling button `id`.
+pub fn relabel(id: u64, label: &str) -> Value {
+    relabel_under(1, id, label)
+}
+
+/// [`relabel`] in a tree rooted at `root` (focus stays on the root).
+pub fn relabel_under(root: u64, id: u64, label: &str) -> Value {
+    json!({"nodes": [[id, button(label)]], "tree": null, "treeId": TREE_ID, "focus": root})
+}
+
+pub fn button(label: &str) -> Value {
+    json!({"role": "button", "actions": 1, "childActions": 0, "flags": 0,
+           "properties": {"label": label}})
+}
+
+// ---------------------------------------------------------------------------------------------
+// An AT client: raw zbus calls on the a11y bus.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone)]
+pub struct Client {
+    pub conn: zbus::Connection,
+}
+
+impl Client {
+    pub fn connect(address: &str) -> Client {
+        let conn = async_io::block_on(async {
+            zbus::connection::Builder::address(address)?.build().await
+        })
+        .expect("connect to the a11y bus");
+        Client { conn }
+    }
+
+    pub fn call<B, R>(
+        &self,
+        dest: &str,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> zbus::Result<R>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        async_io::block_on(async {
+            let reply = self
+                .conn
+                .call_method(Some(dest), path, Some(iface), method, body)
+                .await?;
+            reply.body().deserialize::<R>()
+        })
+    }
+
+    pub fn name(&self, dest: &str, path: &str) -> zbus::Result<String> {
+        let value: OwnedValue = self.call(
+            dest,
+            path,
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            &(ACCESSIBLE, "Name"),
+        )?;
+        String::try_from(value).map_err(zbus::Error::from)
+    }
+
+    pub fn children(&self, dest: &str, path: &str) -> zbus::Result<Vec<ObjRef>> {
+        self.call(dest, path, ACCESSIBLE, "GetChildren", &())
+    }
+
+    /// Names of the applications on the desktop.
+    pub fn app_names(&self) -> Vec<String> {
+        let apps = self
+            .children("org.a11y.atspi.Registry", ROOT)
+            .unwrap_or_default();
+        apps.iter()
+            .filter_map(|(bus, _)| self.name(bus, ROOT).ok())
+            .collect()
+    }
+
+    /// Bus name of the desktop application named `app`, waiting (bounded) for it.
+    pub fn app_bus(&self, app: &str) -> String {
+        let mut found = None;
+        wait_until(&format!("application `{app}` on the desktop"), WAIT, || {
+            let apps = self
+                .children("org.a11y.atspi.Registry", ROOT)
+                .unwrap_or_default();
+            found = apps
+                .into_iter()
+                .map(|(bus, _)| bus)
+                .find(|bus| self.name(bus, ROOT).is_ok_and(|n| n == app));
+            Ok(found.is_some())
+        })
+        .unwrap_or_else(|_| panic!("`{app}` never appeared; desktop: {:?}", self.app_names()));
+        found.unwrap_or_default()
+    }
+
+    /// The window (first child of the application root) and its children's names.
+    pub fn window_and_labels(&self, bus: &str) -> (String, Vec<String>) {
+        let window = self
+            .children(bus, ROOT)
+            .expect("application children")
+            .into_iter()
+            .next()
+            .map(|(_, p)| p.to_string())
+            .expect("the application has a window");
+        let labels = self
+            .children(bus, &window)
+            .expect("window children")
+            .iter()
+            .map(|(_, p)| self.name(bus, p).expect("a button's name"))
+            .collect();
+        (window, labels)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixed query mix and its measurement.
+// ---------------------------------------------------------------------------------------------
+
+/// The objects the mix asks about, in one application.
+pub struct Target {
+    pub bus: String,
+    pub window: String,
+    pub button: String,
+}
+
+impl Target {
+    pub fn find(client: &Client, app: &str) -> Target {
+        let bus = client.app_bus(app);
+        let (window, _) = client.window_and_labels(&bus);
+        let button = client
+            .children(&bus, &window)
+            .expect("window children")
+            .into_iter()
+            .next()
+            .map(|(_, p)| p.to_string())
+            .expect("the window has a button");
+        Target {
+            bus,
+            window,
+            button,
+        }
+    }
+}
+
+/// One pass's answers (as Debug text, first round), errors and latencies.
+#[derive(Default)]
+pub struct Pass {
+    pub answers: Vec<String>,
+    pub errors: Vec<String>,
+    pub latencies: Vec<Duration>,
+}
+
+/// Name / GetRole / GetState / GetChildAtIndex, `rounds` times; answers must not change.
+pub fn run_mix(client: &Client, target: &Target, rounds: usize) -> Pass {
+    let mut pass = Pass::default();
+    for round in 0..rounds {
+        let answers = [
+            timed(&mut pass, || client.name(&target.bus, &target.button)),
+            timed(&mut pass, || {
+                client.call::<_, u32>(&target.bus, &target.button, ACCESSIBLE, "GetRole", &())
+            }),
+            timed(&mut pass, || {
+                client.call::<_, Vec<u32>>(&target.bus, &target.button, ACCESSIBLE, "GetState", &())
+            }),
+            timed(&mut pass, || {
+                client.call::<_, ObjRef>(
+                    &target.bus,
+                    &target.window,
+                    ACCESSIBLE,
+                    "GetChildAtIndex",
+                    &(0i32,),
+                )
+            }),
+        ];
+        for (index, answer) in answers.into_iter().enumerate() {
+            match answer {
+                Err(e) => pass.errors.push(e),
+                Ok(text) if round == 0 => pass.answers.push(text),
+                Ok(text) if pass.answers.get(index) != Some(&text) => pass
+                    .errors
+                    .push(format!("query {index} changed its answer to {text}")),
+                Ok(_) => {}
+            }
+        }
+    }
+    pass
+}
+
+/// Repeats the mix for at least `at_least` and until `done()`, bounded by [`WAIT`].
+pub fn run_mix_while(
+    client: &Client,
+    target: &Target,
+    at_least: Duration,
+    done: impl Fn() -> bool,
+) -> Pass {
+    let start = Instant::now();
+    let mut total = run_mix(client, target, ROUNDS);
+    while (start.elapsed() < at_least || !done()) && start.elapsed() < WAIT {
+        let more = run_mix(client, target, ROUNDS);
+        if more.answers != total.answers {
+            total
+                .errors
+                .push(format!("answers changed to {:?}", more.answers));
+        }
+        total.errors.extend(more.errors);
+        total.latencies.extend(more.latencies);
+    }
+    total
+}
+
+pub fn timed<R: std::fmt::Debug>(
+    pass: &mut Pass,
+    query: impl FnOnce() -> zbus::Result<R>,
+) -> Result<String, String> {
+    let start = Instant::now();
+    let answer = query();
+    pass.latencies.push(start.elapsed());
+    answer.map(|r| format!("{r:?}")).map_err(|e| e.to_string())
+}
+
+pub fn median(latencies: &[Duration]) -> Duration {
+    let mut sorted = latencies.to_vec();
+    sorted.sort();
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
+
+pub fn ratio(loaded: Duration, quiet: Duration) -> f64 {
+    loaded.as_secs_f64() / quiet.as_secs_f64().max(f64::MIN_POSITIVE)
+}
+
+/// Asserts both passes are clean and answered the same.
+pub fn assert_same(quiet: &Pass, loaded: &Pass, label: &str) {
+    assert!(quiet.errors.is_empty(), "quiet pass: {:#?}", quiet.errors);
+    assert!(loaded.errors.is_empty(), "{label}: {:#?}", loaded.errors);
+    assert_eq!(quiet.answers, loaded.answers, "{label}: answers changed");
+}
+
+/// The calm application: one window of buttons "Calm <n>", shown and checked.
+pub fn calm_app(socket: &Path) -> RawSender {
+    let mut calm = RawSender::connect(socket, CALM_APP);
+    calm.show_window(1, "Calm window", "Calm", CALM_BUTTONS);
+    calm
+}
+
+pub fn shutdown(session: TestSession) {
+    let report = session.shutdown();
+    assert!(report.is_clean(), "teardown left processes: {report:?}");
+}
