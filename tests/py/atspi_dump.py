@@ -191,12 +191,15 @@ class Walker:
         self.opts = opts
         self.nodes = 0
         self.visited = set()
+        self.alive = []
 
     def identity(self, acc):
-        try:
-            return (acc.get_bus_name(), acc.get_path())
-        except Exception:  # noqa: BLE001
-            return id(acc)
+        # libatspi hands out one AtspiAccessible per (bus name, path), so one
+        # Python wrapper while it lives; id() names it only while it lives,
+        # hence the reference kept here (a freed wrapper's id is reused, which
+        # looked like a cycle).
+        self.alive.append(acc)
+        return id(acc)
 
     def walk(self, acc, path, depth):
         errors = {}
