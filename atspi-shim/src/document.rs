@@ -23,7 +23,7 @@ use zvariant::OwnedValue;
 use crate::hypertext::{node_of, object_ref};
 use crate::paths::ObjectRef;
 use crate::reply::{args, method_return};
-use crate::text::{action_on, to_i32, Env, TextModel};
+use crate::text::{action_on, model_at, to_i32, Env};
 use crate::{CallError, Handled, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Document";
@@ -146,7 +146,7 @@ fn selection_of(env: &Env, node: &NodeRef) -> Option<WireSelection> {
     if !node.supports_text_ranges() || node.data().text_selection().is_none() {
         return None;
     }
-    let model = TextModel::of(*node)?;
+    let model = model_at(env.generation, *node)?;
     let (start, end) = model.selection()?;
     let start_is_active = model.caret() == Some(start);
     let reference = object_ref(env, node);
@@ -176,7 +176,7 @@ fn set_text_selections(
                 if !node.supports_text_ranges() {
                     return None;
                 }
-                let model = TextModel::of(node)?;
+                let model = model_at(env.generation, node)?;
                 let (anchor, focus) = if *start_is_active {
                     (*end, *start)
                 } else {

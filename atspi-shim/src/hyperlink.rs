@@ -8,10 +8,11 @@
 use accesskit_consumer::NodeRef;
 use zvariant::OwnedValue;
 
-use crate::hypertext::{is_link, links, object_ref, text_parent};
+use crate::context::local_id;
+use crate::hypertext::{is_link, link_index, object_ref, text_parent};
 use crate::paths::null_ref;
 use crate::reply::{args, method_return};
-use crate::text::{to_i32, Env, TextModel};
+use crate::text::{to_i32, Env};
 use crate::{CallError, Handled, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hyperlink";
@@ -31,18 +32,18 @@ pub(crate) fn call(
 }
 
 pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    property_of(ctx.node, name)
+    property_of(&Env::of(ctx), ctx.node, name)
 }
 
-pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
+pub(crate) fn property_of(env: &Env, node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
     require_link(&node)?;
     match name {
         "NAnchors" => Ok(OwnedValue::from(1i16)),
         "StartIndex" => Ok(OwnedValue::from(
-            span_in_parent(&node).map_or(-1, |(s, _)| to_i32(s)),
+            span_in_parent(env, &node).map_or(-1, |(s, _)| to_i32(s)),
         )),
         "EndIndex" => Ok(OwnedValue::from(
-            span_in_parent(&node).map_or(-1, |(_, e)| to_i32(e)),
+            span_in_parent(env, &node).map_or(-1, |(_, e)| to_i32(e)),
         )),
         other => Err(CallError::UnknownProperty(format!("{INTERFACE}.{other}"))),
     }
@@ -60,12 +61,9 @@ fn require_link(node: &NodeRef) -> Result<(), CallError> {
 }
 
 /// The link's code-point span in its nearest text-bearing ancestor.
-pub(crate) fn span_in_parent(link: &NodeRef) -> Option<(usize, usize)> {
-    let model = TextModel::of(text_parent(link)?)?;
-    links(&model)
-        .into_iter()
-        .find(|span| span.link.id() == link.id())
-        .map(|span| (span.start, span.end))
+pub(crate) fn span_in_parent(env: &Env, link: &NodeRef) -> Option<(usize, usize)> {
+    let model = crate::text::model_at(env.generation, text_parent(link)?)?;
+    link_index(&model).span_of(local_id(link))
 }
 
 pub(crate) fn handle(
@@ -133,13 +131,13 @@ mod tests {
         let docs = node(&tree, 6);
         assert!(is_link(&example));
         assert_eq!(
-            i16::try_from(property_of(example, "NAnchors").unwrap()).unwrap(),
+            i16::try_from(property_of(&ENV, example, "NAnchors").unwrap()).unwrap(),
             1
         );
-        assert_eq!(int(property_of(example, "StartIndex").unwrap()), 6);
-        assert_eq!(int(property_of(example, "EndIndex").unwrap()), 13);
-        assert_eq!(int(property_of(docs, "StartIndex").unwrap()), 22);
-        assert_eq!(int(property_of(docs, "EndIndex").unwrap()), 31);
+        assert_eq!(int(property_of(&ENV, example, "StartIndex").unwrap()), 6);
+        assert_eq!(int(property_of(&ENV, example, "EndIndex").unwrap()), 13);
+        assert_eq!(int(property_of(&ENV, docs, "StartIndex").unwrap()), 22);
+        assert_eq!(int(property_of(&ENV, docs, "EndIndex").unwrap()), 31);
         assert_eq!(
             body::<String>(&ask(example, "GetURI", &(0,))),
             "https://example.org/"
@@ -153,7 +151,7 @@ mod tests {
             null_ref()
         );
         assert!(body::<bool>(&ask(example, "IsValid", &())));
-        assert!(property_of(node(&tree, 1), "StartIndex").is_err());
+        assert!(property_of(&ENV, node(&tree, 1), "StartIndex").is_err());
     }
 
     #[test]
@@ -165,7 +163,7 @@ mod tests {
         link.set_url("https://example.org/");
         let tree = crate::text::tests::tree(vec![(0, root), (1, link)]);
         let link = node(&tree, 1);
-        assert_eq!(int(property_of(link, "StartIndex").unwrap()), -1);
-        assert_eq!(int(property_of(link, "EndIndex").unwrap()), -1);
+        assert_eq!(int(property_of(&ENV, link, "StartIndex").unwrap()), -1);
+        assert_eq!(int(property_of(&ENV, link, "EndIndex").unwrap()), -1);
     }
 }

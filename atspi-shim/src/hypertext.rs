@@ -18,7 +18,9 @@
 //! caches accessibles and hyperlinks in one table keyed by path, so a shared
 //! path would hand Orca an accessible where it expects a hyperlink.
 
-use accesskit::{Role, TreeId};
+use std::collections::HashMap;
+
+use accesskit::{NodeId, Role, TreeId};
 use accesskit_consumer::NodeRef;
 use zvariant::OwnedValue;
 
@@ -37,11 +39,6 @@ pub(crate) const PROPERTIES: &[&str] = &[];
 /// `(unique name, path)` of a node of this surface.
 pub(crate) fn object_ref(env: &Env, node: &NodeRef) -> ObjectRef {
     paths::node_ref(env.unique_name, env.surface, local_id(node))
-}
-
-/// `(unique name, path)` of the hyperlink object of a link node of this surface.
-pub(crate) fn hyperlink_ref(env: &Env, link: &NodeRef) -> ObjectRef {
-    paths::hyperlink_ref(env.unique_name, env.surface, local_id(link))
 }
 
 /// The node of this surface a `(so)` reference names, if it is one.
@@ -113,8 +110,57 @@ pub(crate) fn text_parent<'a>(link: &NodeRef<'a>) -> Option<NodeRef<'a>> {
     None
 }
 
+/// A text's links, kept with its cached model: `spans` in text order (so
+/// sorted by start, and disjoint), `by_link` each link node's place in it.
+#[derive(Debug, Default)]
+pub(crate) struct LinkIndex {
+    spans: Vec<(NodeId, usize, usize)>,
+    by_link: HashMap<NodeId, usize>,
+}
+
+impl LinkIndex {
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The link node and span at `index`.
+    pub(crate) fn get(&self, index: usize) -> Option<(NodeId, usize, usize)> {
+        self.spans.get(index).copied()
+    }
+
+    /// The index of the link whose span holds code point `offset`.
+    pub(crate) fn index_at(&self, offset: usize) -> Option<usize> {
+        let after = self.spans.partition_point(|&(_, start, _)| start <= offset);
+        let index = after.checked_sub(1)?;
+        let (_, _, end) = self.spans.get(index)?;
+        (offset < *end).then_some(index)
+    }
+
+    /// The span of link node `link`, if it is one of this text's links.
+    pub(crate) fn span_of(&self, link: NodeId) -> Option<(usize, usize)> {
+        let &index = self.by_link.get(&link)?;
+        self.spans.get(index).map(|&(_, start, end)| (start, end))
+    }
+}
+
+/// The links of `model`'s text, computed once per cached model.
+pub(crate) fn link_index<'m>(model: &'m TextModel) -> &'m LinkIndex {
+    model.link_index.get_or_init(|| {
+        let spans: Vec<(NodeId, usize, usize)> = links(model)
+            .into_iter()
+            .map(|span| (local_id(&span.link), span.start, span.end))
+            .collect();
+        let by_link = spans
+            .iter()
+            .enumerate()
+            .map(|(index, &(link, _, _))| (link, index))
+            .collect();
+        LinkIndex { spans, by_link }
+    })
+}
+
 /// The links of a text in order; consecutive runs of one link merge.
-pub(crate) fn links<'a>(model: &TextModel<'a>) -> Vec<LinkSpan<'a>> {
+fn links<'a>(model: &TextModel<'a>) -> Vec<LinkSpan<'a>> {
     let mut spans: Vec<LinkSpan<'a>> = Vec::new();
     for run in &model.runs {
         let Some(link) = model
@@ -135,13 +181,42 @@ pub(crate) fn links<'a>(model: &TextModel<'a>) -> Vec<LinkSpan<'a>> {
     spans
 }
 
+/// The most links a text may have and still offer Hypertext. Orca 43.1's
+/// default script enumerates every link of the focused text (three calls
+/// each: `GetLink`, `StartIndex`, `EndIndex`) on every braille refresh
+/// (`braille.Text.getAttributeMask`), so a 12,000-link document froze it
+/// for over a minute per focus change (docs/interfaces.md, "Hypertext").
+/// Beyond the limit the links stay reachable as objects — each keeps its
+/// Hyperlink interface with its offsets, Collection finds them — but the
+/// text does not list them.
+pub(crate) const MAX_HYPERTEXT_LINKS: usize = 256;
+
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     has_links(&ctx.node)
 }
 
+/// Whether `node` offers Hypertext: a text with at least one link and at
+/// most [`MAX_HYPERTEXT_LINKS`]. Stops counting past the limit, so it costs
+/// O(runs up to the limit's link) on a text with many links.
 pub(crate) fn has_links(node: &NodeRef) -> bool {
-    node.supports_text_ranges()
-        && crate::text::text_runs(node).any(|run| link_of(&run, node).is_some())
+    if !node.supports_text_ranges() {
+        return false;
+    }
+    let mut seen: Vec<NodeId> = Vec::new();
+    for run in crate::text::text_runs(node) {
+        let Some(link) = link_of(&run, node) else {
+            continue;
+        };
+        let id = local_id(&link);
+        // Runs of one link are consecutive, so a new link differs from the last.
+        if seen.last() != Some(&id) {
+            seen.push(id);
+            if seen.len() > MAX_HYPERTEXT_LINKS {
+                return false;
+            }
+        }
+    }
+    !seen.is_empty()
 }
 
 pub(crate) fn call(
@@ -162,8 +237,8 @@ pub(crate) fn handle(
     member: &str,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    let model = match TextModel::of(node) {
-        Some(model) if node.supports_text_ranges() => model,
+    let model = match crate::text::model_at(env.generation, node) {
+        Some(model) if has_links(&node) => model,
         _ => {
             return Err(CallError::NotSupported(format!(
                 "this {:?} node has no hypertext",
@@ -171,22 +246,22 @@ pub(crate) fn handle(
             )))
         }
     };
-    let spans = links(&model);
+    let spans = link_index(&model);
     let reply = match member {
         "GetNLinks" => method_return(call, &to_i32(spans.len()))?,
         "GetLink" => {
             let (index,) = args::<(i32,)>(call)?;
             let link = usize::try_from(index).ok().and_then(|i| spans.get(i));
-            let reference = link.map_or_else(null_ref, |span| hyperlink_ref(env, &span.link));
+            let reference = link.map_or_else(null_ref, |(link, _, _)| {
+                paths::hyperlink_ref(env.unique_name, env.surface, link)
+            });
             method_return(call, &(reference,))?
         }
         "GetLinkIndex" => {
             let (offset,) = args::<(i32,)>(call)?;
-            let index = usize::try_from(offset).ok().and_then(|offset| {
-                spans
-                    .iter()
-                    .position(|span| span.start <= offset && offset < span.end)
-            });
+            let index = usize::try_from(offset)
+                .ok()
+                .and_then(|offset| spans.index_at(offset));
             method_return(call, &index.map_or(-1, to_i32))?
         }
         other => {
@@ -274,6 +349,57 @@ pub(crate) mod tests {
         assert_eq!(index(30), 1);
         assert_eq!(index(31), -1);
         assert_eq!(index(-3), -1);
+    }
+
+    /// Window → Label whose text is `count` one-word links.
+    fn many_links(count: usize) -> accesskit_consumer::Tree {
+        let mut root = Node::new(Role::Window);
+        root.set_children(vec![NodeId(1)]);
+        let mut label = Node::new(Role::Label);
+        let mut nodes = Vec::new();
+        let mut children = Vec::new();
+        for i in 0..count {
+            let link_id = 2 + 2 * i as u64;
+            children.push(NodeId(link_id));
+            let mut link = Node::new(Role::Link);
+            link.set_children(vec![NodeId(link_id + 1)]);
+            nodes.push((link_id, link));
+            nodes.push((link_id + 1, run(&chars("go "), &[0])));
+        }
+        label.set_children(children);
+        let mut all = vec![(0, root), (1, label)];
+        all.extend(nodes);
+        tree(all)
+    }
+
+    #[test]
+    fn a_text_with_too_many_links_does_not_list_them() {
+        let tree = many_links(MAX_HYPERTEXT_LINKS);
+        let label = node(&tree, 1);
+        assert!(has_links(&label));
+        assert_eq!(
+            body::<i32>(&ask(label, "GetNLinks", &())),
+            to_i32(MAX_HYPERTEXT_LINKS)
+        );
+        let index = |o: i32| body::<i32>(&ask(label, "GetLinkIndex", &(o,)));
+        assert_eq!(index(3 * 100 + 1), 100);
+
+        let tree = many_links(MAX_HYPERTEXT_LINKS + 1);
+        let label = node(&tree, 1);
+        assert!(!has_links(&label));
+        let refused = handle(
+            &ENV,
+            label,
+            "GetNLinks",
+            &message(INTERFACE, "GetNLinks", &()),
+        );
+        assert!(matches!(refused, Err(CallError::NotSupported(_))));
+        // Each link still knows its place in the text.
+        let last = node(&tree, 2 + 2 * MAX_HYPERTEXT_LINKS as u64);
+        assert_eq!(
+            crate::hyperlink::span_in_parent(&ENV, &last),
+            Some((3 * MAX_HYPERTEXT_LINKS, 3 * MAX_HYPERTEXT_LINKS + 3))
+        );
     }
 
     #[test]

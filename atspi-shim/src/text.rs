@@ -317,12 +317,16 @@ where
     method_return(call, body).map(Handled::reply)
 }
 
-fn require_model(generation: Option<u64>, node: NodeRef) -> Result<TextModel, CallError> {
-    let model = match generation {
+/// `node`'s text model, from the cache when the surface generation is known.
+pub(crate) fn model_at(generation: Option<u64>, node: NodeRef) -> Option<TextModel> {
+    match generation {
         Some(generation) => TextModel::cached(node, generation),
         None => TextModel::of(node),
-    };
-    model.ok_or_else(|| {
+    }
+}
+
+fn require_model(generation: Option<u64>, node: NodeRef) -> Result<TextModel, CallError> {
+    model_at(generation, node).ok_or_else(|| {
         CallError::NotSupported(format!(
             "this {:?} node has no text; query Text only on objects that list {INTERFACE}",
             node.role()
@@ -650,6 +654,10 @@ pub(crate) struct TextData {
     /// O(whole text) to find, and Orca asks for words and lines of one
     /// text many times between two commits.
     boundary_points: BoundaryPoints,
+    /// The text's links, computed on first use (`hypertext::link_index`):
+    /// O(runs × depth) to find, and Orca's braille asks for every link of
+    /// the focused text one by one.
+    pub(crate) link_index: std::sync::OnceLock<crate::hypertext::LinkIndex>,
 }
 
 /// Lazily computed cut points, one slot per [`Boundary`] except `Char`.
@@ -764,6 +772,7 @@ impl<'a> TextModel<'a> {
             producer_words: None,
             run_line_starts: vec![0],
             boundary_points: BoundaryPoints::default(),
+            link_index: std::sync::OnceLock::new(),
         };
         TextModel {
             root,
@@ -785,6 +794,7 @@ impl<'a> TextModel<'a> {
             producer_words: None,
             run_line_starts: Vec::new(),
             boundary_points: BoundaryPoints::default(),
+            link_index: std::sync::OnceLock::new(),
         };
         let mut words = Vec::new();
         let mut any_words = false;
