@@ -267,7 +267,9 @@ pub(crate) fn attributes(ctx: &NodeCtx) -> HashMap<String, String> {
     if let Some(column) = data.column_index() {
         put("colindex", column.saturating_add(1).to_string());
     }
-    if let Some(placeholder) = data.placeholder() {
+    // egui sends an empty placeholder on every text edit: it says nothing,
+    // and an AT that presents placeholders would announce a blank.
+    if let Some(placeholder) = data.placeholder().filter(|p| !p.is_empty()) {
         put("placeholder-text", placeholder.to_owned());
     }
     if let Some(shortcut) = data.keyboard_shortcut() {

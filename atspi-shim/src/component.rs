@@ -5,6 +5,7 @@
 //! is relative to the exposed parent's box (the window for a surface root).
 
 use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, ScrollHint, TreeId};
+use accesskit_consumer::NodeRef;
 use zbus::message::Message;
 use zvariant::OwnedValue;
 
@@ -23,40 +24,80 @@ const LAYER_WIDGET: u32 = 3;
 const LAYER_POPUP: u32 = 5;
 const LAYER_WINDOW: u32 = 7;
 
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    ctx.node.raw_bounds().is_some() || ctx.node.is_root()
+/// Every exposed object is a Component, as GTK and atk-bridge make every
+/// object one: Orca's flat review (`isOnScreen`) and hit testing descend only
+/// through objects whose extents they can read, so a bound-less container
+/// without Component would hide everything inside it.
+pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
+    true
 }
+
+/// How many descendants a bound-less node may visit to find its extents;
+/// beyond it the box is what was found so far. Bound-less wrappers are
+/// shallow in practice (a row or group around boxed widgets); the cap keeps a
+/// hostile tree of bound-less nodes from making one call O(tree).
+const UNION_VISIT_BUDGET: usize = 4096;
 
 pub(crate) fn property(_ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
     Err(CallError::UnknownProperty(name.to_owned()))
 }
 
-/// The node's surface-relative box; a root without bounds covers the surface.
+/// The node's surface-relative box. A root without bounds covers the
+/// surface; any other node without bounds encloses its exposed descendants'
+/// boxes (as a toolkit container's allocation does), or is an empty box at
+/// the surface origin when none of them has one.
 pub(crate) fn surface_rect(ctx: &NodeCtx) -> Rect {
-    ctx.node.bounding_box().unwrap_or_else(|| {
-        if ctx.node.is_root() {
-            let g = ctx.surface.geometry();
-            let scale = if g.scale.is_finite() && g.scale > 0.0 {
-                g.scale
-            } else {
-                1.0
-            };
-            Rect::new(
-                0.0,
-                0.0,
-                f64::from(g.width) / scale,
-                f64::from(g.height) / scale,
-            )
-        } else {
-            Rect::ZERO
+    if let Some(rect) = ctx.node.bounding_box() {
+        return rect;
+    }
+    if ctx.node.is_root() {
+        return surface_box(ctx);
+    }
+    let mut budget = UNION_VISIT_BUDGET;
+    descendants_box(&ctx.node, &mut budget).unwrap_or(Rect::ZERO)
+}
+
+fn surface_box(ctx: &NodeCtx) -> Rect {
+    let g = ctx.surface.geometry();
+    let scale = if g.scale.is_finite() && g.scale > 0.0 {
+        g.scale
+    } else {
+        1.0
+    };
+    Rect::new(
+        0.0,
+        0.0,
+        f64::from(g.width) / scale,
+        f64::from(g.height) / scale,
+    )
+}
+
+/// The union of the boxes of `node`'s exposed descendants, descending only
+/// through children that have no box of their own.
+fn descendants_box(node: &NodeRef, budget: &mut usize) -> Option<Rect> {
+    let mut union: Option<Rect> = None;
+    for child in objects::exposed_children(node) {
+        if *budget == 0 {
+            break;
         }
-    })
+        *budget -= 1;
+        let child_box = child
+            .bounding_box()
+            .or_else(|| descendants_box(&child, budget));
+        if let Some(rect) = child_box {
+            union = Some(union.map_or(rect, |u| u.union(rect)));
+        }
+    }
+    union
 }
 
 /// The origin PARENT coordinates are relative to, in surface coordinates.
 fn parent_origin(ctx: &NodeCtx) -> (f64, f64) {
     match objects::parent(ctx) {
-        Parent::Node(parent) => parent.bounding_box().map_or((0.0, 0.0), |r| (r.x0, r.y0)),
+        Parent::Node(node) => {
+            let rect = surface_rect(&ctx.with_node(node));
+            (rect.x0, rect.y0)
+        }
         Parent::AppRoot => (0.0, 0.0),
     }
 }

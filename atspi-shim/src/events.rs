@@ -407,6 +407,19 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     };
     let path = ctx.path();
     let path = path.as_str();
+    if may_change_interfaces(update) {
+        // libatspi keeps an object's interfaces and states from the last
+        // cache item it saw (GetItems or AddAccessible) and no event updates
+        // interfaces: a node that became a slider in place would otherwise
+        // keep a label's interfaces and states in Orca's view. A fresh item
+        // replaces them (and role, name, description) before the events below.
+        out.push(
+            CACHE_PATH,
+            CACHE_SIGNAL_INTERFACE,
+            "AddAccessible",
+            &(cache::node_item(&ctx),),
+        );
+    }
     for change in &update.changes {
         match change {
             Change::Role { .. } => {
@@ -428,7 +441,10 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
                     Value::from(accessible::description(&ctx.node)),
                 );
             }
-            Change::NumericValue { .. } => {
+            // A node that lost its value lost its Value interface too (the
+            // fresh cache item above says so); a value event would only make
+            // clients ask an interface that is gone.
+            Change::NumericValue { new: Some(_), .. } => {
                 out.object(path, "PropertyChange", "accessible-value", 0, Value::I32(0))
             }
             Change::Value { old, new } => value_changed(&ctx, update, old, new, out),
@@ -459,6 +475,26 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
             _ => {}
         }
     }
+}
+
+/// Whether the frame may have changed which interfaces the node offers (see
+/// each interface's `supported`): its role, whether it has a numeric or
+/// string value, its actions, its editability, or its children (text runs
+/// give Text and Hypertext).
+fn may_change_interfaces(update: &NodeUpdate) -> bool {
+    update.changes.iter().any(|change| match change {
+        Change::Role { .. } | Change::Actions { .. } | Change::Children { .. } => true,
+        Change::NumericValue { old, new } => old.is_some() != new.is_some(),
+        Change::Value { old, new } => old.is_some() != new.is_some(),
+        Change::Flag { flag, old, new } => {
+            old != new
+                && matches!(
+                    flag,
+                    FlagName::ReadOnly | FlagName::Disabled | FlagName::Editable
+                )
+        }
+        _ => false,
+    })
 }
 
 /// accessible-name on the node and on nearby nodes it labels.

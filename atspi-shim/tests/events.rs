@@ -639,3 +639,100 @@ fn dialogs_activate_with_focus_and_documents_announce_load() {
         "{events:#?}"
     );
 }
+
+#[test]
+fn a_node_that_changes_role_in_place_is_re_added_with_its_new_interfaces() {
+    // egui reuses node ids: the same id is a label in one frame and a slider
+    // in the next. libatspi keeps interfaces and states from the last cache
+    // item, so the bridge must send a fresh one before the role change.
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2)]);
+    let mut label = Node::new(Role::Label);
+    label.set_value("Brightness");
+    let mut h = Harness::custom(full_tree(
+        vec![(NodeId(1), window), (NodeId(2), label)],
+        NodeId(1),
+    ));
+    let mut slider = Node::new(Role::Slider);
+    slider.set_label("Brightness");
+    slider.set_numeric_value(50.0);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), slider)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(1),
+    });
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    let added = events
+        .iter()
+        .position(|e| e.2 == "AddAccessible")
+        .expect("a fresh cache item");
+    let role_changed = events
+        .iter()
+        .position(|e| e.0 == node(2) && e.3 == "accessible-role")
+        .expect("accessible-role");
+    assert!(added < role_changed, "{events:#?}");
+    type Item = (
+        Ref,
+        Ref,
+        Ref,
+        i32,
+        i32,
+        Vec<String>,
+        String,
+        u32,
+        String,
+        Vec<u32>,
+    );
+    let (item,): (Item,) = messages[added].body().deserialize().expect("cache item");
+    assert_eq!(item.0, node_ref(2));
+    assert!(
+        item.5.iter().any(|i| i == "org.a11y.atspi.Value"),
+        "{:?}",
+        item.5
+    );
+    assert!(
+        !item.5.iter().any(|i| i == "org.a11y.atspi.Text"),
+        "{:?}",
+        item.5
+    );
+    assert_eq!(item.7, 51, "slider");
+
+    // A plain value change does not re-send the item.
+    let mut slider = Node::new(Role::Slider);
+    slider.set_label("Brightness");
+    slider.set_numeric_value(60.0);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), slider)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(1),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(
+        !events.iter().any(|e| e.2 == "AddAccessible"),
+        "{events:#?}"
+    );
+    assert!(
+        events.iter().any(|e| e.3 == "accessible-value"),
+        "{events:#?}"
+    );
+
+    // A slider that becomes a radio button loses Value: a fresh item, and no
+    // value event that would send clients to the interface that is gone.
+    let mut radio = Node::new(Role::RadioButton);
+    radio.set_label("Small");
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), radio)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(1),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(events.iter().any(|e| e.2 == "AddAccessible"), "{events:#?}");
+    assert!(
+        !events.iter().any(|e| e.3 == "accessible-value"),
+        "{events:#?}"
+    );
+}

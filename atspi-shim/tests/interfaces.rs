@@ -236,6 +236,60 @@ fn extents_in_screen_window_and_parent_coordinates() {
 }
 
 #[test]
+fn a_container_without_bounds_is_a_component_enclosing_its_children() {
+    use accesskit::{NodeId, Role};
+    // egui wraps rows in bound-less GenericContainers; Orca's flat review
+    // skips any object whose extents it cannot read, and all inside it.
+    let mut row = accesskit::Node::new(Role::GenericContainer);
+    row.set_children(vec![NodeId(3), NodeId(4)]);
+    let mut empty = accesskit::Node::new(Role::GenericContainer);
+    empty.set_children(vec![]);
+    let mut window = make(Role::Window, Some("W"), (0.0, 0.0, 400.0, 300.0));
+    window.set_children(vec![NodeId(2), NodeId(5)]);
+    let tree = full_tree(
+        vec![
+            (NodeId(1), window),
+            (NodeId(2), row),
+            (
+                NodeId(3),
+                make(Role::Button, Some("A"), (10.0, 20.0, 30.0, 10.0)),
+            ),
+            (
+                NodeId(4),
+                make(Role::Button, Some("B"), (50.0, 25.0, 20.0, 15.0)),
+            ),
+            (NodeId(5), empty),
+        ],
+        NodeId(3),
+    );
+    let h = Harness::custom(tree);
+    let component = "org.a11y.atspi.Component";
+    for id in [2, 5] {
+        let interfaces: Vec<String> = h.ok(&node(id), ACCESSIBLE, "GetInterfaces", &());
+        assert!(
+            interfaces.iter().any(|i| i == component),
+            "node {id}: {interfaces:?}"
+        );
+    }
+    let row_screen: (i32, i32, i32, i32) = h.ok(&node(2), component, "GetExtents", &(0u32,));
+    assert_eq!(row_screen, (110, 70, 60, 20));
+    // A child's PARENT coordinates are relative to the enclosing box.
+    let b_in_row: (i32, i32, i32, i32) = h.ok(&node(4), component, "GetExtents", &(2u32,));
+    assert_eq!(b_in_row, (40, 5, 20, 15));
+    // Nothing inside: an empty box at the surface origin, which Orca accepts
+    // for an object with children and skips for one without.
+    let empty_screen: (i32, i32, i32, i32) = h.ok(&node(5), component, "GetExtents", &(0u32,));
+    assert_eq!(empty_screen, (100, 50, 0, 0));
+    let hit: Ref = h.ok(
+        &node(1),
+        component,
+        "GetAccessibleAtPoint",
+        &(155i32, 80i32, 0u32),
+    );
+    assert_eq!(hit, node_ref(4));
+}
+
+#[test]
 fn actions_and_do_action() {
     let h = Harness::basic();
     let button = node(OK_BUTTON.0);

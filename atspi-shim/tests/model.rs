@@ -4,7 +4,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use accesskit::{Action, ActionData, CustomAction, NodeId, Role, Toggled};
+use accesskit::{Action, ActionData, CustomAction, Node, NodeId, Role, Toggled};
 use atspi_common::{State, StateSet};
 use common::*;
 
@@ -159,6 +159,21 @@ fn attributes_orca_reads() {
     assert_eq!(attrs.get("toolkit").map(String::as_str), Some("Newton"));
     let attrs: HashMap<String, String> = h.ok(&node(14), ACCESSIBLE, "GetAttributes", &());
     assert_eq!(attrs.get("keyshortcuts").map(String::as_str), Some("Alt+S"));
+}
+
+#[test]
+fn an_empty_placeholder_is_not_an_attribute() {
+    // egui sends "" on every text edit (docs/compat.md, C2).
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2)]);
+    let mut input = Node::new(Role::TextInput);
+    input.set_placeholder("");
+    let h = Harness::custom(full_tree(
+        vec![(NodeId(1), window), (NodeId(2), input)],
+        NodeId(2),
+    ));
+    let attrs: HashMap<String, String> = h.ok(&node(2), ACCESSIBLE, "GetAttributes", &());
+    assert_eq!(attrs.get("placeholder-text"), None, "{attrs:?}");
 }
 
 #[test]
