@@ -281,6 +281,12 @@ pub struct DiffArgs {
     /// Most objects to visit per application.
     #[arg(long, default_value_t = 20_000)]
     pub max_nodes: usize,
+    /// Compare only the subtree at this index path on both sides (`/0/0/3`:
+    /// child 3 of child 0 of the application's child 0), as `diff` reports
+    /// paths; reported paths stay whole. For trees too large to walk, with
+    /// `--walk calls` only.
+    #[arg(long, value_name = "INDEX-PATH")]
+    pub under: Option<String>,
     /// Accessibility bus address (default: as libatspi finds it).
     #[arg(long, env = "AT_SPI_BUS_ADDRESS", hide_env_values = true)]
     pub a11y_bus: Option<String>,

@@ -125,8 +125,11 @@ pub struct Report {
 
 /// Compares two trees object by object (children matched by position, after
 /// the `flatten` rules of `rules` spliced objects out), allowing what
-/// `rules` allows.
-pub fn compare(
+/// `rules` allows. `root` is the index path both trees were found at (`"/"`
+/// for whole applications, else `--under`'s): paths are reported from the
+/// application, so path conditions of rules keep their meaning.
+pub fn compare_at(
+    root: &str,
     a_name: &str,
     a: &DumpNode,
     b_name: &str,
@@ -146,8 +149,8 @@ pub fn compare(
         rules_given: !rules.rules.is_empty(),
     };
     let flatten = rules.flatten_roles();
-    let a_view = view(a, "/".to_owned(), &flatten);
-    let b_view = view(b, "/".to_owned(), &flatten);
+    let a_view = view(a, root.to_owned(), &flatten);
+    let b_view = view(b, root.to_owned(), &flatten);
     let mut cx = Context {
         ignore,
         rules,
@@ -788,6 +791,17 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         max_depth: args.max_depth,
         max_nodes: args.max_nodes,
     };
+    let under = match &args.under {
+        Some(path) => {
+            if matches!(args.walk, DiffWalk::Cache) {
+                return Err(
+                    "--under walks a subtree object by object: use it with --walk calls".into(),
+                );
+            }
+            Some(index_path(path)?)
+        }
+        None => None,
+    };
     let (a, b) = async_io::block_on(async {
         let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
             Some(address) => address,
@@ -798,14 +812,28 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         let a_bus = one_app(&apps, &args.a)?;
         let b_bus = one_app(&apps, &args.b)?;
         // Both walks at once: each waits on its own application's answers.
-        let (a, b) = match args.walk {
-            DiffWalk::Calls => {
+        let (a, b) = match (args.walk, &under) {
+            (DiffWalk::Calls, Some(indices)) => {
+                let (a_path, b_path) = futures::join!(
+                    dump::object_at(&conn, &a_bus, indices),
+                    dump::object_at(&conn, &b_bus, indices)
+                );
+                let (a_path, b_path) = (
+                    a_path.map_err(|e| format!("{}: {e}", args.a))?,
+                    b_path.map_err(|e| format!("{}: {e}", args.b))?,
+                );
+                futures::join!(
+                    dump::walk_from(&conn, &a_bus, &a_path, limits),
+                    dump::walk_from(&conn, &b_bus, &b_path, limits)
+                )
+            }
+            (DiffWalk::Calls, None) => {
                 futures::join!(
                     dump::walk_application(&conn, &a_bus, limits),
                     dump::walk_application(&conn, &b_bus, limits)
                 )
             }
-            DiffWalk::Cache => {
+            (DiffWalk::Cache, _) => {
                 futures::join!(
                     dump::cache_tree(&conn, &a_bus, limits),
                     dump::cache_tree(&conn, &b_bus, limits)
@@ -814,7 +842,8 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         };
         Ok::<_, Box<dyn Error>>((a, b))
     })?;
-    let report = compare(&args.a, &a, &args.b, &b, &ignore, &rules);
+    let root = args.under.as_deref().unwrap_or("/");
+    let report = compare_at(root, &args.a, &a, &args.b, &b, &ignore, &rules);
     let output = match args.format {
         DiffFormat::Text => to_text(&report),
         DiffFormat::Json => to_json(&report)? + "\n",
@@ -822,6 +851,24 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
     };
     crate::print_out(&output)?;
     Ok(!report.passed)
+}
+
+/// `/0/0/3` → `[0, 0, 3]`; `/` → `[]`.
+fn index_path(path: &str) -> Result<Vec<i32>, String> {
+    let invalid = || format!("--under {path}: expected an index path such as /0/0/3");
+    let rest = path.strip_prefix('/').ok_or_else(invalid)?;
+    if rest.is_empty() {
+        return Ok(Vec::new());
+    }
+    rest.split('/')
+        .map(|index| {
+            index
+                .parse::<i32>()
+                .ok()
+                .filter(|i| *i >= 0)
+                .ok_or_else(invalid)
+        })
+        .collect()
 }
 
 /// The bus name of the one application `wanted` selects: a unique bus name
@@ -850,6 +897,43 @@ fn one_app(apps: &[(String, String)], wanted: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn under_takes_an_index_path_only() {
+        assert_eq!(index_path("/"), Ok(vec![]));
+        assert_eq!(index_path("/0/0/3"), Ok(vec![0, 0, 3]));
+        for bad in ["", "0/1", "/0/x", "/0/-1", "/0//1"] {
+            assert!(index_path(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_subtree_is_reported_with_whole_paths() {
+        let a = node("panel", "", vec![node("label", "x", vec![])]);
+        let mut b = node("panel", "", vec![node("label", "y", vec![])]);
+        let under = |b: &DumpNode| {
+            compare_at(
+                "/0/2",
+                "A",
+                &a,
+                "B",
+                b,
+                &Ignore::default(),
+                &Rules::default(),
+            )
+        };
+        let report = under(&b);
+        assert!(!report.passed);
+        let paths: Vec<(&str, &str)> = report
+            .differences
+            .iter()
+            .map(|d| (d.path.as_str(), d.property.as_str()))
+            .collect();
+        assert_eq!(paths, [("/0/2", "children"), ("/0/2/0", "name")]);
+        b.children[0].name = "x".into();
+        let report = under(&b);
+        assert!(report.passed, "{report:?}");
+    }
 
     fn node(role: &str, name: &str, children: Vec<DumpNode>) -> DumpNode {
         DumpNode {
@@ -888,7 +972,15 @@ mod tests {
 
     fn compare_with(b: &DumpNode, ignore: &[&str]) -> Report {
         let ignore = Ignore::parse(&ignore.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        compare("A", &window(), "B", b, &ignore.unwrap(), &Rules::default())
+        compare_at(
+            "/",
+            "A",
+            &window(),
+            "B",
+            b,
+            &ignore.unwrap(),
+            &Rules::default(),
+        )
     }
 
     fn button(tree: &mut DumpNode) -> &mut DumpNode {
@@ -1078,7 +1170,8 @@ mod tests {
     }
 
     fn with_rules(legacy: &DumpNode, bridged: &DumpNode) -> Report {
-        compare(
+        compare_at(
+            "/",
             "L",
             legacy,
             "B",
@@ -1132,7 +1225,8 @@ mod tests {
         assert_eq!(button.detail, "only in B: focus");
         // Without the rules the same trees fail.
         assert!(
-            !compare(
+            !compare_at(
+                "/",
                 "L",
                 &legacy,
                 "B",

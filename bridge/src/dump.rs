@@ -86,6 +86,17 @@ const PARALLEL_OBJECTS: usize = 8;
 
 /// Walks one application from its root.
 pub async fn walk_application(conn: &zbus::Connection, bus: &str, limits: WalkLimits) -> DumpNode {
+    walk_from(conn, bus, ROOT, limits).await
+}
+
+/// Walks the subtree of one object of application `bus`, as
+/// [`walk_application`] walks the whole application.
+pub async fn walk_from(
+    conn: &zbus::Connection,
+    bus: &str,
+    path: &str,
+    limits: WalkLimits,
+) -> DumpNode {
     let walker = Walker {
         conn,
         bus,
@@ -93,7 +104,42 @@ pub async fn walk_application(conn: &zbus::Connection, bus: &str, limits: WalkLi
         budget: Cell::new(limits.max_nodes.saturating_sub(1)),
         permits: async_lock::Semaphore::new(PARALLEL_OBJECTS),
     };
-    walker.walk(ROOT.to_owned(), 0).await
+    walker.walk(path.to_owned(), 0).await
+}
+
+/// The object path at `indices` below the application root of `bus`,
+/// following `GetChildAtIndex` (an object of another connection ends it).
+pub async fn object_at(
+    conn: &zbus::Connection,
+    bus: &str,
+    indices: &[i32],
+) -> Result<String, String> {
+    let mut path = ROOT.to_owned();
+    for (depth, &index) in indices.iter().enumerate() {
+        let (child_bus, child_path): ObjectRef =
+            call(conn, bus, &path, ACCESSIBLE, "GetChildAtIndex", &(index,))
+                .await
+                .map_err(|e| format!("GetChildAtIndex({index}) at level {depth}: {e}"))?;
+        if child_bus != bus || child_path.as_str() == "/org/a11y/atspi/null" {
+            return Err(format!(
+                "no child {index} at level {depth} (the object has {} children there)",
+                call::<OwnedValue>(
+                    conn,
+                    bus,
+                    &path,
+                    "org.freedesktop.DBus.Properties",
+                    "Get",
+                    &(ACCESSIBLE, "ChildCount")
+                )
+                .await
+                .ok()
+                .and_then(|v| i32::try_from(v).ok())
+                .map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string())
+            ));
+        }
+        path = child_path.to_string();
+    }
+    Ok(path)
 }
 
 struct Walker<'a> {

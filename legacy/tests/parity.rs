@@ -93,6 +93,7 @@ fn run_diff(
     name: &str,
     format: &str,
     walk: &str,
+    under: Option<&str>,
     max_nodes: usize,
 ) -> DiffRun {
     let mut cmd = session.command(bridge_binary().expect("the bridge binary"));
@@ -103,6 +104,9 @@ fn run_diff(
         .arg(rules_file())
         .args(["--format", format, "--walk", walk])
         .args(["--max-nodes", &max_nodes.to_string()]);
+    if let Some(under) = under {
+        cmd.args(["--under", under]);
+    }
     let start = Instant::now();
     let (status, stdout) = session
         .run(log, cmd, DIFF_TIMEOUT)
@@ -137,6 +141,9 @@ struct Plan<'a> {
     full_after: Option<&'a [u64]>,
     /// Whether `diff --walk cache` runs after every commit.
     cache_every_commit: bool,
+    /// `(commit, index path)`: full walks of one subtree (`diff --under`),
+    /// for trees too large to walk whole.
+    subtrees_after: &'a [(u64, &'a str)],
 }
 
 /// Steps the legacy reference and the bridge through `path` together and
@@ -180,29 +187,46 @@ fn compare_commits(
             );
         }
         let full = plan.full_after.is_none_or(|wanted| wanted.contains(serial));
-        let walks = [("calls", full), ("cache", plan.cache_every_commit)];
-        for (walk, wanted) in walks {
-            if !wanted {
-                continue;
-            }
+        let subtrees = plan
+            .subtrees_after
+            .iter()
+            .filter(|(after, _)| after == serial)
+            .map(|(_, under)| ("calls", Some(*under)));
+        let walks = [
+            ("calls", None, full),
+            ("cache", None, plan.cache_every_commit),
+        ]
+        .into_iter()
+        .filter(|(_, _, wanted)| *wanted)
+        .map(|(walk, under, _)| (walk, under))
+        .chain(subtrees);
+        for (walk, under) in walks {
+            let walk_label = match under {
+                Some(under) => format!("{walk} --under {under}"),
+                None => walk.to_owned(),
+            };
             let run = run_diff(
                 session,
-                &format!("diff-{label}-{serial}-{walk}"),
+                &format!(
+                    "diff-{label}-{serial}-{}",
+                    walk_label.replace([' ', '/'], "_")
+                ),
                 &name,
                 "text",
                 walk,
+                under,
                 max_nodes,
             );
             runs += 1;
             seconds += run.seconds;
             let summary = run.stdout.lines().last().unwrap_or_default().to_owned();
             println!(
-                "{label} commit {serial} (--walk {walk}): exit {:?} in {:.1} s: {summary}",
+                "{label} commit {serial} (--walk {walk_label}): exit {:?} in {:.1} s: {summary}",
                 run.status, run.seconds
             );
             if run.status != Some(0) || run.objects_compared() < 2 {
                 failures.push(format!(
-                    "{label} after commit {serial} (--walk {walk}): diff exited {:?}:\n{}",
+                    "{label} after commit {serial} (--walk {walk_label}): diff exited {:?}:\n{}",
                     run.status, run.stdout
                 ));
             }
@@ -249,6 +273,7 @@ fn every_commit_of_the_recorded_and_small_fixtures_differs_only_as_allowed() {
             Plan {
                 full_after: None,
                 cache_every_commit: false,
+                subtrees_after: &[],
             },
             20_000,
         ));
@@ -275,10 +300,20 @@ fn the_large_generated_fixtures_differ_only_as_allowed() {
     let mut session = session();
     let bridge = Bridge::start(&mut session).expect("bridge");
     let mut failures = Vec::new();
-    for (name, compare_after) in [
-        ("list-10k", [4u64, 7].as_slice()),
-        ("grid-10k", [6].as_slice()),
-        ("doc-100k", [].as_slice()),
+    // doc-100k: whole sections (heading, paragraphs, links, list: 12 objects
+    // each), text and all: the first two once the focus is on "link 0.0";
+    // at the end (section 1 removed, scrolled half way, focus on "link
+    // 2000.1") the focused one and the appended last one.
+    let doc_sections: &[(u64, &str)] = &[
+        (2, "/0/0/0"),
+        (2, "/0/0/1"),
+        (5, "/0/0/1999"),
+        (5, "/0/0/3999"),
+    ];
+    for (name, compare_after, subtrees_after) in [
+        ("list-10k", [4u64, 7].as_slice(), [].as_slice()),
+        ("grid-10k", [6].as_slice(), [].as_slice()),
+        ("doc-100k", [].as_slice(), doc_sections),
     ] {
         let start = Instant::now();
         let path = fixture_file(&session, name);
@@ -290,6 +325,7 @@ fn the_large_generated_fixtures_differ_only_as_allowed() {
             Plan {
                 full_after: Some(compare_after),
                 cache_every_commit: true,
+                subtrees_after,
             },
             250_000,
         ));
@@ -321,7 +357,15 @@ fn diff_junit_marks_allowed_differences_and_fails_on_others() {
     let replay = bridge
         .replay_and_stay(&mut session, "replay-junit", &path, &name)
         .expect("replay into the bridge");
-    let run = run_diff(&mut session, "diff-junit", &name, "junit", "calls", 20_000);
+    let run = run_diff(
+        &mut session,
+        "diff-junit",
+        &name,
+        "junit",
+        "calls",
+        None,
+        20_000,
+    );
     assert_eq!(run.status, Some(0), "{}", run.stdout);
     assert!(run.stdout.contains("failures=\"0\""), "{}", run.stdout);
     assert!(
@@ -358,6 +402,7 @@ fn diff_junit_marks_allowed_differences_and_fails_on_others() {
         &name,
         "junit",
         "calls",
+        None,
         20_000,
     );
     assert_eq!(run.status, Some(1), "{}", run.stdout);
@@ -643,7 +688,15 @@ fn two_surfaces_are_two_windows_on_both_sides() {
         // The focus moved to the second surface.
         assert_eq!(active, [false, true], "{app}: {tree:#?}");
     }
-    let run = run_diff(&mut session, "diff-two", &name, "text", "calls", 20_000);
+    let run = run_diff(
+        &mut session,
+        "diff-two",
+        &name,
+        "text",
+        "calls",
+        None,
+        20_000,
+    );
     assert_eq!(run.status, Some(0), "{}", run.stdout);
     session.stop(replay.pid, Duration::from_secs(5));
     drop(legacy);
