@@ -12,7 +12,7 @@ use crate::context::local_id;
 use crate::hypertext::{is_link, link_index, object_ref, text_parent};
 use crate::paths::null_ref;
 use crate::reply::{args, method_return};
-use crate::text::{to_i32, Env};
+use crate::text::{model_at, to_i32, Env};
 use crate::{CallError, Handled, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hyperlink";
@@ -62,7 +62,7 @@ fn require_link(node: &NodeRef) -> Result<(), CallError> {
 
 /// The link's code-point span in its nearest text-bearing ancestor.
 pub(crate) fn span_in_parent(env: &Env, link: &NodeRef) -> Option<(usize, usize)> {
-    let model = crate::text::model_at(env.generation, text_parent(link)?)?;
+    let model = model_at(env.generation, text_parent(link)?)?;
     link_index(&model).span_of(local_id(link))
 }
 

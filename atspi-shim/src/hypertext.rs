@@ -29,7 +29,7 @@ use crate::objects;
 use crate::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
 use crate::reply::{args, method_return};
-use crate::text::{to_i32, Env, TextModel};
+use crate::text::{model_at, to_i32, Env, TextModel};
 use crate::{CallError, Handled, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hypertext";
@@ -65,14 +65,6 @@ pub(crate) fn is_link(node: &NodeRef) -> bool {
         node.role(),
         Role::Link | Role::DocBackLink | Role::DocBiblioRef | Role::DocGlossRef | Role::DocNoteRef
     )
-}
-
-/// One link inside a text: the link node and its code-point span.
-#[derive(Clone, Debug)]
-pub(crate) struct LinkSpan<'a> {
-    pub link: NodeRef<'a>,
-    pub start: usize,
-    pub end: usize,
 }
 
 /// The nearest exposed link-role ancestor of `run` strictly below `root`,
@@ -146,10 +138,7 @@ impl LinkIndex {
 /// The links of `model`'s text, computed once per cached model.
 pub(crate) fn link_index<'m>(model: &'m TextModel) -> &'m LinkIndex {
     model.link_index.get_or_init(|| {
-        let spans: Vec<(NodeId, usize, usize)> = links(model)
-            .into_iter()
-            .map(|span| (local_id(&span.link), span.start, span.end))
-            .collect();
+        let spans = links(model);
         let by_link = spans
             .iter()
             .enumerate()
@@ -159,9 +148,10 @@ pub(crate) fn link_index<'m>(model: &'m TextModel) -> &'m LinkIndex {
     })
 }
 
-/// The links of a text in order; consecutive runs of one link merge.
-fn links<'a>(model: &TextModel<'a>) -> Vec<LinkSpan<'a>> {
-    let mut spans: Vec<LinkSpan<'a>> = Vec::new();
+/// The links of a text in order, as (link node, start, end) in code points;
+/// consecutive runs of one link merge.
+fn links(model: &TextModel) -> Vec<(NodeId, usize, usize)> {
+    let mut spans: Vec<(NodeId, usize, usize)> = Vec::new();
     for run in &model.runs {
         let Some(link) = model
             .run_node(run)
@@ -169,13 +159,10 @@ fn links<'a>(model: &TextModel<'a>) -> Vec<LinkSpan<'a>> {
         else {
             continue;
         };
+        let link = local_id(&link);
         match spans.last_mut() {
-            Some(last) if last.link.id() == link.id() => last.end = run.end,
-            _ => spans.push(LinkSpan {
-                link,
-                start: run.start,
-                end: run.end,
-            }),
+            Some((last, _, end)) if *last == link => *end = run.end,
+            _ => spans.push((link, run.start, run.end)),
         }
     }
     spans
@@ -192,31 +179,20 @@ fn links<'a>(model: &TextModel<'a>) -> Vec<LinkSpan<'a>> {
 pub(crate) const MAX_HYPERTEXT_LINKS: usize = 256;
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    has_links(&ctx.node)
+    has_links(Some(ctx.surface.generation()), &ctx.node)
 }
 
 /// Whether `node` offers Hypertext: a text with at least one link and at
-/// most [`MAX_HYPERTEXT_LINKS`]. Stops counting past the limit, so it costs
-/// O(runs up to the limit's link) on a text with many links.
-pub(crate) fn has_links(node: &NodeRef) -> bool {
-    if !node.supports_text_ranges() {
-        return false;
-    }
-    let mut seen: Vec<NodeId> = Vec::new();
-    for run in crate::text::text_runs(node) {
-        let Some(link) = link_of(&run, node) else {
-            continue;
-        };
-        let id = local_id(&link);
-        // Runs of one link are consecutive, so a new link differs from the last.
-        if seen.last() != Some(&id) {
-            seen.push(id);
-            if seen.len() > MAX_HYPERTEXT_LINKS {
-                return false;
-            }
-        }
-    }
-    !seen.is_empty()
+/// most [`MAX_HYPERTEXT_LINKS`], judged on its text model at `generation`
+/// (cached, like the link list). A plain-text node has no runs, hence no
+/// links; checking first spares building its model.
+pub(crate) fn has_links(generation: Option<u64>, node: &NodeRef) -> bool {
+    node.supports_text_ranges()
+        && model_at(generation, *node).is_some_and(|model| offers_hypertext(link_index(&model)))
+}
+
+fn offers_hypertext(links: &LinkIndex) -> bool {
+    (1..=MAX_HYPERTEXT_LINKS).contains(&links.len())
 }
 
 pub(crate) fn call(
@@ -237,8 +213,8 @@ pub(crate) fn handle(
     member: &str,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    let model = match crate::text::model_at(env.generation, node) {
-        Some(model) if has_links(&node) => model,
+    let model = match model_at(env.generation, node) {
+        Some(model) if offers_hypertext(link_index(&model)) => model,
         _ => {
             return Err(CallError::NotSupported(format!(
                 "this {:?} node has no hypertext",
@@ -319,8 +295,8 @@ pub(crate) mod tests {
     fn links_are_spans_of_the_parent_text() {
         let tree = paragraph();
         let label = node(&tree, 1);
-        assert!(has_links(&label));
-        assert!(!has_links(&node(&tree, 3)));
+        assert!(has_links(None, &label));
+        assert!(!has_links(None, &node(&tree, 3)));
         assert_eq!(
             crate::text::text_of(&label),
             "Go to example now, or see docs."
@@ -376,7 +352,7 @@ pub(crate) mod tests {
     fn a_text_with_too_many_links_does_not_list_them() {
         let tree = many_links(MAX_HYPERTEXT_LINKS);
         let label = node(&tree, 1);
-        assert!(has_links(&label));
+        assert!(has_links(None, &label));
         assert_eq!(
             body::<i32>(&ask(label, "GetNLinks", &())),
             to_i32(MAX_HYPERTEXT_LINKS)
@@ -386,7 +362,7 @@ pub(crate) mod tests {
 
         let tree = many_links(MAX_HYPERTEXT_LINKS + 1);
         let label = node(&tree, 1);
-        assert!(!has_links(&label));
+        assert!(!has_links(None, &label));
         let refused = handle(
             &ENV,
             label,

@@ -54,19 +54,7 @@ fn first_tree_is_announced_on_the_app_root() {
         .position(|e| e.2 == "AddAccessible")
         .expect("add");
     let window_add = &messages[first_add];
-    type Item = (
-        Ref,
-        Ref,
-        Ref,
-        i32,
-        i32,
-        Vec<String>,
-        String,
-        u32,
-        String,
-        Vec<u32>,
-    );
-    let (item,): (Item,) = window_add.body().deserialize().expect("cache item");
+    let (item,): (CacheItem,) = window_add.body().deserialize().expect("cache item");
     assert_eq!(item.0, node_ref(WINDOW.0));
 }
 
@@ -673,19 +661,7 @@ fn a_node_that_changes_role_in_place_is_re_added_with_its_new_interfaces() {
         .position(|e| e.0 == node(2) && e.3 == "accessible-role")
         .expect("accessible-role");
     assert!(added < role_changed, "{events:#?}");
-    type Item = (
-        Ref,
-        Ref,
-        Ref,
-        i32,
-        i32,
-        Vec<String>,
-        String,
-        u32,
-        String,
-        Vec<u32>,
-    );
-    let (item,): (Item,) = messages[added].body().deserialize().expect("cache item");
+    let (item,): (CacheItem,) = messages[added].body().deserialize().expect("cache item");
     assert_eq!(item.0, node_ref(2));
     assert!(
         item.5.iter().any(|i| i == "org.a11y.atspi.Value"),

@@ -10,19 +10,6 @@ use common::*;
 use newton_atspi_shim::events_for;
 use zvariant::OwnedValue;
 
-type Item = (
-    Ref,
-    Ref,
-    Ref,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
-
 /// Argument-free or simple calls per interface that must succeed.
 fn probe(h: &Harness, path: &str, interface: &str) {
     let _: HashMap<String, OwnedValue> = h.ok(
@@ -86,7 +73,7 @@ fn probe(h: &Harness, path: &str, interface: &str) {
 }
 
 fn check_everything(h: &Harness, fixture: &str) {
-    let items: Vec<Item> = h.ok(CACHE, "org.a11y.atspi.Cache", "GetItems", &());
+    let items: Vec<CacheItem> = h.ok(CACHE, "org.a11y.atspi.Cache", "GetItems", &());
     for item in items.iter().skip(1) {
         let path = item.0 .1.as_str();
         let interfaces: Vec<String> = h.ok(path, ACCESSIBLE, "GetInterfaces", &());

@@ -416,19 +416,6 @@ fn peer_introspection_and_calls_without_interface() {
     assert_eq!(reply.body().deserialize::<u32>().ok(), Some(43));
 }
 
-type Item = (
-    Ref,
-    Ref,
-    Ref,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
-
 #[test]
 fn cache_get_items_lists_every_object() {
     let h = Harness::basic();
@@ -439,7 +426,7 @@ fn cache_get_items_lists_every_object() {
         reply.body().signature().to_string(),
         "a((so)(so)(so)iiassusau)"
     );
-    let items: Vec<Item> = reply.body().deserialize().expect("items");
+    let items: Vec<CacheItem> = reply.body().deserialize().expect("items");
     assert_eq!(
         items.len(),
         6,

@@ -42,19 +42,6 @@ fn big_tree() -> Harness {
     Harness::custom(full_tree(nodes, NodeId(1)))
 }
 
-type Item = (
-    Ref,
-    Ref,
-    Ref,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
-
 #[test]
 fn get_items_covers_100k_nodes() {
     let h = big_tree();
@@ -64,7 +51,7 @@ fn get_items_covers_100k_nodes() {
         .reply;
     let elapsed = started.elapsed();
     let bytes = reply.data().len();
-    let items: Vec<Item> = reply.body().deserialize().expect("items");
+    let items: Vec<CacheItem> = reply.body().deserialize().expect("items");
     let expected = 1 + 1 + GROUPS * (ITEMS_PER_GROUP + 1);
     assert_eq!(items.len() as u64, expected);
     let last = items.last().expect("an item");

@@ -121,20 +121,10 @@ pub async fn object_at(
                 .await
                 .map_err(|e| format!("GetChildAtIndex({index}) at level {depth}: {e}"))?;
         if child_bus != bus || child_path.as_str() == "/org/a11y/atspi/null" {
+            let count = int_property(conn, bus, &path, ACCESSIBLE, "ChildCount").await;
+            let count = count.map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string());
             return Err(format!(
-                "no child {index} at level {depth} (the object has {} children there)",
-                call::<OwnedValue>(
-                    conn,
-                    bus,
-                    &path,
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    &(ACCESSIBLE, "ChildCount")
-                )
-                .await
-                .ok()
-                .and_then(|v| i32::try_from(v).ok())
-                .map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string())
+                "no child {index} at level {depth} (the object has {count} children there)"
             ));
         }
         path = child_path.to_string();

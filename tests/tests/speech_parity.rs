@@ -895,20 +895,30 @@ fn egui_demo_tour() -> Scenario {
     )
 }
 
-/// A large generated stream, written for this run (they are not in git).
-fn generated(name: &str, lines: &[newton_push_protocol::RecordedLine]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("newton-speech-parity-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-    let path = dir.join(format!("{name}.jsonl"));
-    newton_fixtures::write_jsonl(&path, lines)
-        .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-    path
+impl Scenario {
+    /// A scenario over a large generated stream, written for this run (they are not in git)
+    /// and removed with the scenario.
+    fn generated(
+        name: &'static str,
+        lines: &[newton_push_protocol::RecordedLine],
+        rows: &[Row],
+        allowed: &'static [Allowed],
+    ) -> Scenario {
+        let dir = std::env::temp_dir().join(format!("newton-speech-parity-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        let path = dir.join(format!("{name}.jsonl"));
+        newton_fixtures::write_jsonl(&path, lines)
+            .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        let mut scenario = Scenario::from_rows(name, path, rows, allowed);
+        scenario.written = true;
+        scenario
+    }
 }
 
 fn list_10k() -> Scenario {
-    let mut scenario = Scenario::from_rows(
+    Scenario::generated(
         "list-10k",
-        generated("list-10k", &newton_fixtures::list_10k()),
+        &newton_fixtures::list_10k(),
         &[
             C(1, 2, "initial, relabel", None),
             C(3, 3, "focus", Some("Down")),
@@ -919,15 +929,13 @@ fn list_10k() -> Scenario {
             // 30 s in a debug build. See docs/compat.md, "Speech parity".
         ],
         LIST_10K_ALLOWED,
-    );
-    scenario.written = true;
-    scenario
+    )
 }
 
 fn grid_10k() -> Scenario {
-    let mut scenario = Scenario::from_rows(
+    Scenario::generated(
         "grid-10k",
-        generated("grid-10k", &newton_fixtures::grid_10k()),
+        &newton_fixtures::grid_10k(),
         &[
             C(1, 1, "initial", None),
             C(2, 2, "focus", Some("Right")),
@@ -936,18 +944,15 @@ fn grid_10k() -> Scenario {
             C(4, 4, "focus", None),
         ],
         grid_10k_allowed(),
-    );
-    scenario.written = true;
-    scenario
+    )
 }
 
 /// doc-100k: focus moves across links of a 100,000-node document while it grows and shrinks.
-/// No flat review: it reads every object on screen, and on the legacy side every call costs
-/// tens of milliseconds at this size (docs/benchmarks.md, libatspi walk).
+/// No flat review: it asks for every object on screen of both 48,003-object trees.
 fn doc_100k() -> Scenario {
-    let mut scenario = Scenario::from_rows(
+    let mut scenario = Scenario::generated(
         "doc-100k",
-        generated("doc-100k", &newton_fixtures::doc_100k()),
+        &newton_fixtures::doc_100k(),
         &[
             C(1, 1, "initial", None),
             C(2, 2, "focus", Some("Tab")),
@@ -958,7 +963,6 @@ fn doc_100k() -> Scenario {
         ],
         DOC_100K_ALLOWED,
     );
-    scenario.written = true;
     // Orca's braille asks for every link of the focused document (S12): about 36,000 calls.
     scenario.step_timeout = Duration::from_secs(180);
     scenario

@@ -314,6 +314,22 @@ pub fn node_ref(id: u64) -> Ref {
     )
 }
 
+/// A `Cache` item (`GetItems` entry or `AddAccessible` body): object,
+/// application, parent, index in parent, child count, interfaces, name,
+/// role, description, states.
+pub type CacheItem = (
+    Ref,
+    Ref,
+    Ref,
+    i32,
+    i32,
+    Vec<String>,
+    String,
+    u32,
+    String,
+    Vec<u32>,
+);
+
 /// Decoded event signal: (path, interface, member, detail, detail1, detail2).
 pub type Event = (String, String, String, String, i32, i32);
 
