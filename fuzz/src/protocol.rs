@@ -44,6 +44,9 @@ pub fn fuzz_receiver_config() -> ReceiverConfig {
         // unit tests (protocol/tests/receiver.rs) with time passed explicitly.
         max_frames_per_second: 0,
         frame_burst: 0,
+        // Off for the same reason: a wall-clock deadline.
+        hello_timeout: None,
+        ..ReceiverConfig::default()
     }
 }
 

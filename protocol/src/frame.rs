@@ -88,6 +88,15 @@ impl FrameDecoder {
         self.max_frame_bytes
     }
 
+    /// The announced payload length of the frame being collected, once its
+    /// prefix is complete (`None` between frames or inside a prefix).
+    pub fn partial_len(&self) -> Option<usize> {
+        match &self.stage {
+            Stage::Payload { len, .. } => Some(*len),
+            _ => None,
+        }
+    }
+
     /// True when no partial frame is buffered (a clean place to stop).
     pub fn is_idle(&self) -> bool {
         matches!(self.stage, Stage::Prefix { filled: 0, .. })
@@ -262,6 +271,17 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn partial_len_is_the_announced_length_of_the_frame_being_collected() {
+        let mut decoder = FrameDecoder::new(1000);
+        let mut out = Vec::new();
+        assert_eq!(decoder.partial_len(), None);
+        decoder.feed(&[200, 0], &mut out).unwrap();
+        assert_eq!(decoder.partial_len(), None);
+        decoder.feed(&[0, 0, 1, 2], &mut out).unwrap();
+        assert_eq!(decoder.partial_len(), Some(200));
     }
 
     #[test]

@@ -4,6 +4,13 @@ use serde_json::Value;
 
 use crate::codec::decode_sender_message;
 use crate::messages::{AppInfo, Encoding, Hello, PROTOCOL_VERSION};
+use crate::text::{escaped, truncate_at_char, QUOTE_BYTES};
+
+/// Longest application identity string kept from a hello (`appId`, `name`,
+/// toolkit name and version), in bytes; longer ones are cut at a character
+/// boundary. Real names are a few dozen bytes; the bound keeps a hostile
+/// name out of every log line and status document at full length.
+pub const MAX_APP_STRING_BYTES: usize = 1024;
 
 /// Why a first frame is not an acceptable hello.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +29,8 @@ pub(crate) enum HelloError {
 pub(crate) fn parse_hello(payload: &[u8]) -> Result<Hello, HelloError> {
     let value: Value = serde_json::from_slice(payload).map_err(|error| {
         HelloError::Invalid(format!(
-            "the first frame must be a JSON object; it is not JSON: {error}"
+            "the first frame must be a JSON object; it is not JSON: {}",
+            escaped(&error.to_string(), QUOTE_BYTES)
         ))
     })?;
     let Some(protocol) = value.get("protocol") else {
@@ -38,7 +46,12 @@ pub(crate) fn parse_hello(payload: &[u8]) -> Result<Hello, HelloError> {
         }
     }
     let mut hello: Hello = serde_json::from_value(value)
-        .map_err(|error| HelloError::Invalid(format!("{error} (expected {{\"protocol\":1,\"encoding\":\"json\"|\"postcard\",\"app\":{{\"appId\":…,\"name\":…}}}})")))?;
+        .map_err(|error| {
+            HelloError::Invalid(format!(
+                "{} (expected {{\"protocol\":1,\"encoding\":\"json\"|\"postcard\",\"app\":{{\"appId\":…,\"name\":…}}}})",
+                escaped(&error.to_string(), QUOTE_BYTES)
+            ))
+        })?;
     clean_app(&mut hello.app);
     check_app(&hello)?;
     Ok(hello)
@@ -54,7 +67,8 @@ fn missing_protocol(payload: &[u8]) -> HelloError {
 
 /// D-Bus strings cannot hold NUL (a message carrying one is invalid and
 /// costs the bridge its bus connection): the application's identity, which
-/// ends up in AT-SPI names and properties, gets spaces instead.
+/// ends up in AT-SPI names and properties, gets spaces instead. Each string
+/// is cut to [`MAX_APP_STRING_BYTES`].
 fn clean_app(app: &mut AppInfo) {
     let strings = [&mut app.app_id, &mut app.name]
         .into_iter()
@@ -64,6 +78,7 @@ fn clean_app(app: &mut AppInfo) {
         if text.contains('\0') {
             *text = text.replace('\0', " ");
         }
+        truncate_at_char(text, MAX_APP_STRING_BYTES);
     }
 }
 
@@ -101,6 +116,20 @@ mod tests {
         assert_eq!(hello.app.app_id, "a b");
         assert_eq!(hello.app.name, "A ");
         assert_eq!(hello.app.toolkit_name.as_deref(), Some(" "));
+    }
+
+    #[test]
+    fn identity_strings_are_cut_and_errors_do_not_echo_big_values() {
+        let name = "n".repeat(100_000);
+        let hello = format!(r#"{{"protocol":1,"app":{{"appId":"a","name":"{name}"}}}}"#);
+        let parsed = parse_hello(hello.as_bytes()).unwrap();
+        assert_eq!(parsed.app.name.len(), MAX_APP_STRING_BYTES);
+        // serde quotes a value of the wrong type in its error: bounded here.
+        let bad = format!(r#"{{"protocol":1,"app":{{"appId":"a","name":"A","pid":"{name}"}}}}"#);
+        let HelloError::Invalid(reason) = parse_hello(bad.as_bytes()).unwrap_err() else {
+            panic!("not invalid");
+        };
+        assert!(reason.len() < 1000, "{}", reason.len());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! * [`ReceiverSession`]: the bridge's end (bytes in, [`ReceiverEvent`]s out).
 //! * [`SenderSession`]: the sender's end.
 //! * [`default_socket_path`]: where the bridge listens.
+//! * [`text`]: producer strings escaped and bounded for logs and error frames.
 
 #![warn(missing_docs)]
 
@@ -22,6 +23,7 @@ pub mod messages;
 pub mod receiver;
 pub mod sender;
 pub mod socket_path;
+pub mod text;
 
 pub use codec::{
     decode_bridge_message, decode_hello, decode_sender_message, encode_bridge_payload,
@@ -31,9 +33,10 @@ pub use frame::{encode_frame, FrameDecoder, FrameError};
 pub use messages::*;
 pub use receiver::{
     EncodeError, ProtocolError, ReceiverConfig, ReceiverEvent, ReceiverSession, SurfaceError,
-    SurfaceRule, DEFAULT_FRAME_BURST, DEFAULT_MAX_FRAMES_PER_SECOND,
-    DEFAULT_MAX_PENDING_BYTES_PER_SURFACE, DEFAULT_MAX_PENDING_NODES_PER_SURFACE,
-    DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_SURFACES,
+    SurfaceRule, DEFAULT_FRAME_BURST, DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_FRAMES_PER_SECOND,
+    DEFAULT_MAX_HELLO_BYTES, DEFAULT_MAX_PENDING_BYTES_PER_SURFACE,
+    DEFAULT_MAX_PENDING_NODES_PER_SURFACE, DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_SURFACES,
+    DEFAULT_MAX_UNREAD_REPLY_BYTES,
 };
 pub use sender::{variant_name, BridgeStreamError, SenderSession};
 pub use socket_path::{

@@ -17,6 +17,7 @@ use crate::messages::{
     AppInfo, BridgeMessage, Encoding, Geometry, SenderMessage, SurfaceId, DEFAULT_MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
 };
+use crate::text::{escape_bounded, REASON_BYTES};
 
 /// Default limit on one surface's buffered, uncommitted updates (bytes of
 /// encoded payload).
@@ -43,6 +44,19 @@ pub const DEFAULT_FRAME_BURST: u32 = 120;
 /// Default limit on live surfaces per connection.
 pub const DEFAULT_MAX_SURFACES: usize = 1024;
 
+/// Default limit on the hello frame (rule `hello-too-large`): a hello is a
+/// few hundred bytes, and nothing larger is buffered before it is accepted.
+pub const DEFAULT_MAX_HELLO_BYTES: u32 = 64 * 1024;
+
+/// Default time a connection has to deliver its complete hello (rule
+/// `hello-timeout`).
+pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Default limit on answers queued for a sender that does not read them
+/// (rule `unread-replies`): `rejected`, `syncDone` and the rest are never
+/// dropped; a sender that lets more than this pile up is disconnected.
+pub const DEFAULT_MAX_UNREAD_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
 /// Limits a [`ReceiverSession`] enforces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReceiverConfig {
@@ -65,6 +79,17 @@ pub struct ReceiverConfig {
     pub max_frames_per_second: u32,
     /// Commits applied at once after a quiet spell (at least 1).
     pub frame_burst: u32,
+    /// Largest hello accepted; a longer one (or a first frame announcing
+    /// more) ends the connection before it is buffered (rule
+    /// `hello-too-large`).
+    pub max_hello_bytes: u32,
+    /// Time from the session's start to a complete hello; `None` waits for
+    /// ever (rule `hello-timeout`).
+    pub hello_timeout: Option<Duration>,
+    /// Largest sum of answer bytes queued for the sender and not yet read
+    /// by it (rule `unread-replies`, see
+    /// [`ReceiverSession::check_unread_replies`]).
+    pub max_unread_reply_bytes: usize,
 }
 
 impl Default for ReceiverConfig {
@@ -77,6 +102,9 @@ impl Default for ReceiverConfig {
             max_surfaces: DEFAULT_MAX_SURFACES,
             max_frames_per_second: DEFAULT_MAX_FRAMES_PER_SECOND,
             frame_burst: DEFAULT_FRAME_BURST,
+            max_hello_bytes: DEFAULT_MAX_HELLO_BYTES,
+            hello_timeout: Some(DEFAULT_HELLO_TIMEOUT),
+            max_unread_reply_bytes: DEFAULT_MAX_UNREAD_REPLY_BYTES,
         }
     }
 }
@@ -91,6 +119,38 @@ pub enum ProtocolError {
     /// The first frame was a sender message, not a hello.
     #[error("message before hello: the first frame must be the JSON hello (rule `hello-first`)")]
     MessageBeforeHello,
+    /// The first frame announces (or is) more than `max_hello_bytes`.
+    #[error(
+        "hello too large (rule `hello-too-large`): the first frame announces {announced} bytes \
+         but a hello may have at most {max}; send the JSON hello first"
+    )]
+    HelloTooLarge {
+        /// Length announced by the first frame's prefix.
+        announced: usize,
+        /// The limit.
+        max: u32,
+    },
+    /// No complete hello within the hello timeout.
+    #[error(
+        "no complete hello within {seconds} s of connecting (rule `hello-timeout`); send the \
+         JSON hello as soon as the connection is open"
+    )]
+    HelloTimeout {
+        /// The timeout, in seconds.
+        seconds: u64,
+    },
+    /// The sender let more answers pile up than the bridge keeps for it.
+    #[error(
+        "the sender does not read its answers (rule `unread-replies`): {queued} bytes of \
+         answers (rejected, syncDone, actions) are waiting, over the limit of {max}; none was \
+         dropped, the connection is closed instead; read the socket while writing"
+    )]
+    UnreadReplies {
+        /// Bytes of answers queued and not yet written to the sender.
+        queued: usize,
+        /// The limit.
+        max: usize,
+    },
     /// The first frame is not a usable hello.
     #[error("bad hello (rule `hello`): {reason}")]
     BadHello {
@@ -406,11 +466,19 @@ pub struct ReceiverSession {
     waiting_syncs: Vec<u64>,
     /// Commits the frame-rate limit held back, ever.
     coalesced_total: u64,
+    /// When the session started (for the hello timeout).
+    started: Instant,
 }
 
 impl ReceiverSession {
-    /// A session waiting for the hello.
+    /// A session waiting for the hello, started now.
     pub fn new(config: ReceiverConfig) -> Self {
+        Self::new_at(config, Instant::now())
+    }
+
+    /// A session waiting for the hello, started at `now` (the hello
+    /// timeout counts from there).
+    pub fn new_at(config: ReceiverConfig, now: Instant) -> Self {
         Self {
             config,
             decoder: FrameDecoder::new(config.max_frame_bytes),
@@ -424,7 +492,41 @@ impl ReceiverSession {
             waiting_order: Vec::new(),
             waiting_syncs: Vec::new(),
             coalesced_total: 0,
+            started: now,
         }
+    }
+
+    /// When the hello is due, while it is awaited.
+    fn hello_deadline(&self) -> Option<Instant> {
+        match self.state {
+            State::AwaitingHello => self.config.hello_timeout.map(|t| self.started + t),
+            _ => None,
+        }
+    }
+
+    /// Ends the session with `hello-timeout` when the hello is overdue at `now`.
+    fn check_hello_deadline(&mut self, now: Instant, events: &mut Vec<ReceiverEvent>) {
+        if self.hello_deadline().is_some_and(|due| now >= due) {
+            let seconds = self.config.hello_timeout.map_or(0, |t| t.as_secs());
+            events.push(self.fail(ProtocolError::HelloTimeout { seconds }));
+        }
+    }
+
+    /// Checks the answers queued for the sender and not yet read by it
+    /// (`queued_bytes`, counted by the IO shell) against
+    /// `max_unread_reply_bytes`. Over it, the session closes and the
+    /// returned `Fatal` (rule `unread-replies`) carries the `error` frame to
+    /// queue last: answers are never dropped, a sender that will not read
+    /// them is disconnected.
+    pub fn check_unread_replies(&mut self, queued_bytes: usize) -> Option<ReceiverEvent> {
+        let max = self.config.max_unread_reply_bytes;
+        if queued_bytes <= max || self.is_closed() {
+            return None;
+        }
+        Some(self.fail(ProtocolError::UnreadReplies {
+            queued: queued_bytes,
+            max,
+        }))
     }
 
     /// Commits the frame-rate limit held back (delayed to the next frame's
@@ -441,7 +543,11 @@ impl ReceiverSession {
 
     /// When [`ReceiverSession::poll_at`] has commits to hand out: `None`
     /// when nothing waits for the frame-rate limit.
+    /// While the hello is awaited, the hello timeout's deadline instead.
     pub fn next_deadline(&self) -> Option<Instant> {
+        if let Some(due) = self.hello_deadline() {
+            return Some(due);
+        }
         if self.waiting_order.is_empty() && self.waiting_syncs.is_empty() {
             return None;
         }
@@ -451,8 +557,10 @@ impl ReceiverSession {
     /// Hands out the commits coalesced while the frame-rate limit held them
     /// (one token for all of them: one frame), then the `sync`s that came
     /// after them, once a token is there at `now`.
+    /// A hello overdue at `now` ends the session (`hello-timeout`).
     pub fn poll_at(&mut self, now: Instant) -> Vec<ReceiverEvent> {
         let mut events = Vec::new();
+        self.check_hello_deadline(now, &mut events);
         self.flush_waiting(now, &mut events);
         events
     }
@@ -551,6 +659,12 @@ impl ReceiverSession {
         if self.is_closed() {
             return events;
         }
+        // A sender trickling bytes keeps the read path busy: the hello
+        // deadline is checked here too, not only when the timer fires.
+        self.check_hello_deadline(now, &mut events);
+        if self.is_closed() {
+            return events;
+        }
         self.flush_waiting(now, &mut events);
         let mut payloads = Vec::new();
         let framing = self.decoder.feed(bytes, &mut payloads);
@@ -565,6 +679,7 @@ impl ReceiverSession {
                 events.push(self.fail(error.into()));
             }
         }
+        self.check_hello_size(&mut events);
         events
     }
 
@@ -583,7 +698,27 @@ impl ReceiverSession {
         }
     }
 
+    /// Before the hello, a first frame announcing more than
+    /// `max_hello_bytes` ends the session: at most one read chunk of it was
+    /// buffered.
+    fn check_hello_size(&mut self, events: &mut Vec<ReceiverEvent>) {
+        if !matches!(self.state, State::AwaitingHello) {
+            return;
+        }
+        let max = self.config.max_hello_bytes;
+        if let Some(announced) = self.decoder.partial_len() {
+            if announced > max as usize {
+                events.push(self.fail(ProtocolError::HelloTooLarge { announced, max }));
+            }
+        }
+    }
+
     fn accept_hello(&mut self, payload: &[u8]) -> ReceiverEvent {
+        let max = self.config.max_hello_bytes;
+        if payload.len() > max as usize {
+            let announced = payload.len();
+            return self.fail(ProtocolError::HelloTooLarge { announced, max });
+        }
         let hello = match parse_hello(payload) {
             Ok(hello) => hello,
             Err(error) => return self.fail(error.into()),
@@ -605,9 +740,11 @@ impl ReceiverSession {
     }
 
     /// Closes the session and builds the `Error` reply for `error`.
+    /// The reason is escaped and bounded (`text`): it may quote what the
+    /// sender sent.
     fn fail(&mut self, error: ProtocolError) -> ReceiverEvent {
         let message = BridgeMessage::Error {
-            reason: error.to_string(),
+            reason: escape_bounded(&error.to_string(), REASON_BYTES),
         };
         let reply = self.encode_bridge_message(&message).unwrap_or_default();
         self.close();
@@ -616,6 +753,8 @@ impl ReceiverSession {
 
     fn close(&mut self) {
         self.state = State::Closed;
+        // Nothing more is decoded: give back a partial frame's buffer.
+        self.decoder = FrameDecoder::new(self.config.max_frame_bytes);
         self.surfaces.clear();
         self.pending_total = 0;
         self.waiting_order.clear();

@@ -952,3 +952,168 @@ fn fuzz_found_inputs_answer_in_the_senders_encoding() {
     assert!(session.is_closed());
     sender.feed(&answers).expect("every answer decodes");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Before the hello: size and time bounds; after it: answers never dropped.
+// ---------------------------------------------------------------------------------------------
+
+fn error_reason(reply: &[u8]) -> String {
+    match decode_reply(reply, Encoding::Json) {
+        BridgeMessage::Error { reason } => reason,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_first_frame_announcing_more_than_a_hello_is_refused_before_it_is_buffered() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    // 60 MB announced (under the 64 MiB frame limit), one chunk of it sent.
+    let mut bytes = (60u32 * 1024 * 1024).to_le_bytes().to_vec();
+    bytes.extend(std::iter::repeat_n(b'{', 64 * 1024));
+    let events = session.feed(&bytes);
+    let (error, reply) = fatal_error(&events);
+    assert!(
+        matches!(error, ProtocolError::HelloTooLarge { announced, max }
+            if *announced == 60 * 1024 * 1024 && *max == newton_push_protocol::DEFAULT_MAX_HELLO_BYTES),
+        "{error:?}"
+    );
+    assert!(error_reason(reply).contains("rule `hello-too-large`"));
+    assert!(session.is_closed());
+    assert!(session.feed(b"more").is_empty());
+}
+
+#[test]
+fn a_complete_hello_over_the_limit_is_refused_and_not_echoed() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let name = "\n".repeat(10 * 1024 * 1024);
+    let payload = format!(r#"{{"protocol":1,"app":{{"appId":"a","name":"{name}"}}}}"#);
+    let events = session.feed(&encode_frame(payload.as_bytes()).unwrap());
+    let (error, reply) = fatal_error(&events);
+    assert!(
+        matches!(error, ProtocolError::HelloTooLarge { .. }),
+        "{error:?}"
+    );
+    assert!(reply.len() < 4096, "reply of {} bytes", reply.len());
+}
+
+#[test]
+fn a_bad_hello_quoting_a_huge_value_gets_a_bounded_escaped_reason() {
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_hello_bytes: u32::MAX,
+        ..ReceiverConfig::default()
+    });
+    let value = "\u{1b}[31m\n".repeat(200_000);
+    let payload = serde_json::to_vec(&serde_json::json!({"protocol": 1,
+        "app": {"appId": "a", "name": "A", "pid": value}}))
+    .unwrap();
+    let events = session.feed(&encode_frame(&payload).unwrap());
+    let (_, reply) = fatal_error(&events);
+    let reason = error_reason(reply);
+    assert!(reason.len() <= 2100, "reason of {} bytes", reason.len());
+    assert!(
+        !reason.contains('\n') && !reason.contains('\u{1b}'),
+        "{reason}"
+    );
+    assert!(reason.contains("rule `hello`"), "{reason}");
+}
+
+#[test]
+fn no_hello_within_the_timeout_ends_the_session() {
+    let start = Instant::now();
+    let config = ReceiverConfig {
+        hello_timeout: Some(Duration::from_secs(10)),
+        ..ReceiverConfig::default()
+    };
+    let mut session = ReceiverSession::new_at(config, start);
+    assert_eq!(
+        session.next_deadline(),
+        Some(start + Duration::from_secs(10))
+    );
+    // Half a hello, trickled: not complete, not due yet.
+    let hello = hello_frame(Encoding::Json);
+    let half = hello.len() / 2;
+    assert!(session
+        .feed_at(&hello[..half], start + Duration::from_secs(9))
+        .is_empty());
+    assert!(session.poll_at(start + Duration::from_secs(9)).is_empty());
+    let events = session.poll_at(start + Duration::from_secs(10));
+    let (error, reply) = fatal_error(&events);
+    assert!(
+        matches!(error, ProtocolError::HelloTimeout { seconds: 10 }),
+        "{error:?}"
+    );
+    assert!(error_reason(reply).contains("rule `hello-timeout`"));
+    assert!(session.is_closed());
+    assert_eq!(session.next_deadline(), None);
+}
+
+#[test]
+fn a_trickling_sender_hits_the_hello_timeout_on_its_next_bytes() {
+    let start = Instant::now();
+    let mut session = ReceiverSession::new_at(ReceiverConfig::default(), start);
+    let events = session.feed_at(b"\x10", start + Duration::from_secs(11));
+    let (error, _) = fatal_error(&events);
+    assert!(
+        matches!(error, ProtocolError::HelloTimeout { .. }),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn the_hello_timeout_no_longer_applies_once_the_hello_is_in() {
+    let start = Instant::now();
+    let mut session = ReceiverSession::new_at(ReceiverConfig::default(), start);
+    let events = session.feed_at(&hello_frame(Encoding::Json), start);
+    assert!(matches!(
+        events.as_slice(),
+        [ReceiverEvent::HelloAccepted { .. }]
+    ));
+    assert_eq!(session.next_deadline(), None);
+    assert!(session
+        .poll_at(start + Duration::from_secs(3600))
+        .is_empty());
+    assert!(!session.is_closed());
+}
+
+#[test]
+fn hello_followed_by_a_big_frame_in_one_chunk_is_fine() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let mut bytes = hello_frame(Encoding::Json);
+    bytes.extend(message_frame(
+        &SenderMessage::CreateSurface {
+            surface: SurfaceId(1),
+            title: Some("t".repeat(200_000)),
+        },
+        Encoding::Json,
+    ));
+    let events = session.feed(&bytes);
+    let names: Vec<&str> = events.iter().map(event_name).collect();
+    assert_eq!(names, ["hello", "created"]);
+}
+
+#[test]
+fn unread_replies_over_the_limit_close_with_their_rule() {
+    let mut session = ReceiverSession::new(ReceiverConfig {
+        max_unread_reply_bytes: 1000,
+        ..ReceiverConfig::default()
+    });
+    session.feed(&hello_frame(Encoding::Postcard));
+    assert!(session.check_unread_replies(1000).is_none());
+    let Some(ReceiverEvent::Fatal { error, reply }) = session.check_unread_replies(1001) else {
+        panic!("expected a fatal event");
+    };
+    assert!(matches!(
+        error,
+        ProtocolError::UnreadReplies {
+            queued: 1001,
+            max: 1000
+        }
+    ));
+    // In the session's encoding, like every answer after the hello.
+    match decode_reply(&reply, Encoding::Postcard) {
+        BridgeMessage::Error { reason } => assert!(reason.contains("rule `unread-replies`")),
+        other => panic!("{other:?}"),
+    }
+    assert!(session.is_closed());
+    assert!(session.check_unread_replies(5000).is_none());
+}
