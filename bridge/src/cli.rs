@@ -111,6 +111,35 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allow_uid: Vec<u32>,
+    /// Sender connections served at once (counted from accept, before the
+    /// hello); beyond it a sender gets an error naming rule max-senders.
+    /// 0 (the default) derives it from the file-descriptor limit, which the
+    /// bridge raises to its hard limit at start: (limit − 64) / 4, between
+    /// 8 and 4096 (240 under a limit of 1024).
+    #[arg(long, env = "NEWTON_ATSPI_MAX_SENDERS", default_value_t = 0)]
+    pub max_senders: usize,
+    /// Sender connections one uid may have at once (matters with
+    /// --allow-uid); 0 (the default) means the same as --max-senders.
+    #[arg(long, env = "NEWTON_ATSPI_MAX_SENDERS_PER_UID", default_value_t = 0)]
+    pub max_senders_per_uid: usize,
+    /// Seconds a new sender connection has to send its complete hello;
+    /// then it is closed with an error naming rule hello-timeout. 0 waits
+    /// for ever.
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_HELLO_TIMEOUT",
+        default_value_t = newton_push_protocol::DEFAULT_HELLO_TIMEOUT.as_secs()
+    )]
+    pub hello_timeout: u64,
+    /// Bytes of answers (rejected, syncDone, actions) one sender may leave
+    /// unread. Answers are never dropped: a sender over it is disconnected
+    /// with an error naming rule unread-replies.
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_UNREAD_BYTES",
+        default_value_t = newton_push_protocol::DEFAULT_MAX_UNREAD_REPLY_BYTES
+    )]
+    pub max_unread_bytes: usize,
 }
 
 impl ServeArgs {
@@ -138,6 +167,10 @@ impl ServeArgs {
             max_queued_bytes: newton_push_protocol::DEFAULT_MAX_QUEUED_BYTES,
             allow_exe: Vec::new(),
             allow_uid: Vec::new(),
+            max_senders: 0,
+            max_senders_per_uid: 0,
+            hello_timeout: newton_push_protocol::DEFAULT_HELLO_TIMEOUT.as_secs(),
+            max_unread_bytes: newton_push_protocol::DEFAULT_MAX_UNREAD_REPLY_BYTES,
         }
     }
 }

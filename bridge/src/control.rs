@@ -319,10 +319,19 @@ pub async fn serve(daemon: Arc<Daemon>, listener: UnixListener, sender_socket: P
             return;
         }
     };
+    // Out of descriptors, accept pauses (accept.rs) instead of spinning.
+    let mut backoff = crate::accept::Backoff::default();
     loop {
-        match listener.accept().await {
-            Ok((stream, _)) => answer(&daemon, stream, &sender_socket).await,
-            Err(e) => warn!("status socket accept failed: {e}"),
+        let stream = crate::accept::accept_with_backoff(
+            &listener,
+            &mut backoff,
+            &daemon.log_limiter,
+            "status socket",
+        )
+        .await;
+        match Async::new(stream) {
+            Ok(stream) => answer(&daemon, stream, &sender_socket).await,
+            Err(e) => debug!("status connection unusable: {e}"),
         }
     }
 }

@@ -15,12 +15,12 @@ use async_signal::{Signal, Signals};
 use futures::{AsyncReadExt, AsyncWriteExt, FutureExt, StreamExt};
 use newton_cache::Limits;
 use newton_push_protocol::{BridgeMessage, Encoding};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::app::BridgedApp;
 use crate::cli::ServeArgs;
 use crate::listeners::{self, SharedListeners};
-use crate::{a11y_bus, sender, socket};
+use crate::{a11y_bus, accept, sender, socket};
 
 /// Settings and the live applications, shared by every sender task.
 pub struct Daemon {
@@ -36,6 +36,17 @@ pub struct Daemon {
     pub max_queued_bytes: usize,
     /// Who may connect (`--allow-uid`, `--allow-exe`).
     pub admission: socket::Admission,
+    /// Open sender connections against `--max-senders` and
+    /// `--max-senders-per-uid` (rule `max-senders`).
+    pub connections: accept::Connections,
+    /// Time a sender has for its hello (`--hello-timeout`; `None`: no limit).
+    pub hello_timeout: Option<Duration>,
+    /// Answer bytes a sender may leave unread (`--max-unread-bytes`).
+    pub max_unread_bytes: usize,
+    /// Rate limit of the warnings every connection may repeat: accept
+    /// failures, refusals, protocol violations (one line per cause per
+    /// interval, with counts).
+    pub log_limiter: accept::AcceptLog,
     /// Refused senders whose connection stays open while they read why.
     lingering: std::sync::atomic::AtomicUsize,
     pub executor: Arc<Executor<'static>>,
@@ -189,6 +200,15 @@ async fn serve(
     stop: Option<async_channel::Receiver<()>>,
 ) -> Result<(), Box<dyn Error>> {
     let mut signals = Signals::new([Signal::Term, Signal::Int])?;
+    let fd_limit = accept::raise_fd_limit();
+    let max_senders = match args.max_senders {
+        0 => accept::default_max_senders(fd_limit),
+        n => n,
+    };
+    let max_senders_per_uid = match args.max_senders_per_uid {
+        0 => max_senders,
+        n => n,
+    };
     // The socket (and its instance lock) first: a second bridge must say so
     // at once, even while the accessibility bus is not up yet.
     let path = socket_path(args.socket.clone())?;
@@ -222,6 +242,10 @@ async fn serve(
                 .map(|path| socket::canonical_executable(path))
                 .collect(),
         },
+        connections: accept::Connections::new(max_senders, max_senders_per_uid),
+        hello_timeout: (args.hello_timeout > 0).then(|| Duration::from_secs(args.hello_timeout)),
+        max_unread_bytes: args.max_unread_bytes,
+        log_limiter: accept::AcceptLog::default(),
         executor: executor.clone(),
         listeners: SharedListeners::default(),
         enabled: AtomicBool::new(false),
@@ -249,6 +273,14 @@ async fn serve(
         allow_exe = ?daemon.admission.executables,
         "per-application limits and admission"
     );
+    info!(
+        fd_limit,
+        max_senders,
+        max_senders_per_uid,
+        hello_timeout_s = args.hello_timeout,
+        max_unread_bytes = daemon.max_unread_bytes,
+        "connection limits"
+    );
     info!(socket = %path.display(), "ready: waiting for senders");
     if args.stdio {
         let counted = daemon.stats.sender_connected();
@@ -260,12 +292,16 @@ async fn serve(
             })
             .detach();
     }
+    let mut backoff = accept::Backoff::default();
     loop {
+        let next = accept::accept_with_backoff(
+            &listener,
+            &mut backoff,
+            &daemon.log_limiter,
+            "sender socket",
+        );
         futures::select! {
-            accepted = listener.accept().fuse() => match accepted {
-                Ok((stream, _)) => accept(&daemon, stream),
-                Err(e) => warn!("accept failed: {e}"),
-            },
+            stream = next.fuse() => accept(&daemon, stream),
             signal = signals.next().fuse() => {
                 info!("received {:?}; shutting down", signal);
                 break;
@@ -282,30 +318,68 @@ async fn serve(
     Ok(())
 }
 
-fn accept(daemon: &Arc<Daemon>, stream: Async<UnixStream>) {
-    match socket::check_peer(stream.get_ref(), &daemon.admission) {
-        Ok(pid) => {
-            let counted = daemon.stats.sender_connected();
-            let connection = sender::serve_connection(daemon.clone(), stream, Some(pid));
-            daemon
-                .executor
-                .spawn(async move {
-                    connection.await;
-                    drop(counted);
-                })
-                .detach();
-        }
+/// Admits or refuses one sender: the peer's uid and executable
+/// (`socket::check_peer`), then the connection limits (`max-senders`).
+fn accept(daemon: &Arc<Daemon>, stream: UnixStream) {
+    let peer = match socket::check_peer(&stream, &daemon.admission) {
+        Ok(peer) => peer,
         Err(refusal) => {
-            // A refused program may retry in a loop: log the first 16
-            // refusals, then the 32nd, 64th, … with the count.
-            let refused = daemon.stats.sender_refused();
-            if refused <= 16 || refused.is_power_of_two() {
-                warn!(refused, "refused a sender: {refusal}");
-            }
-            if refusal.tell_sender() {
-                tell_refused(daemon, stream, refusal.to_string());
-            }
+            let tell = refusal.tell_sender();
+            refuse(daemon, stream, "refused-sender", refusal.to_string(), tell);
+            return;
         }
+    };
+    let admitted = match daemon.connections.admit(peer.uid) {
+        Ok(admitted) => admitted,
+        Err(limit) => {
+            refuse(daemon, stream, "max-senders", limit.to_string(), true);
+            return;
+        }
+    };
+    let stream = match Async::new(stream) {
+        Ok(stream) => stream,
+        Err(e) => {
+            accept::warn_limited(
+                &daemon.log_limiter,
+                "sender-socket",
+                &format!("sender socket unusable: {e}"),
+            );
+            return;
+        }
+    };
+    let counted = daemon.stats.sender_connected();
+    let connection = sender::serve_connection(daemon.clone(), stream, Some(peer.pid));
+    daemon
+        .executor
+        .spawn(async move {
+            connection.await;
+            drop(counted);
+            drop(admitted);
+        })
+        .detach();
+}
+
+/// Counts and logs (one line per cause per interval, with the count) a
+/// refused sender, and tells it why when `tell` (same user).
+fn refuse(
+    daemon: &Arc<Daemon>,
+    stream: UnixStream,
+    cause: &'static str,
+    reason: String,
+    tell: bool,
+) {
+    daemon.stats.sender_refused();
+    accept::warn_limited(
+        &daemon.log_limiter,
+        cause,
+        &format!("refused a sender: {reason}"),
+    );
+    if !tell {
+        return;
+    }
+    match Async::new(stream) {
+        Ok(stream) => tell_refused(daemon, stream, reason),
+        Err(e) => debug!("cannot tell a refused sender why: {e}"),
     }
 }
 

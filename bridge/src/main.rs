@@ -6,6 +6,7 @@
 //! readers work. See ARCHITECTURE.md for the data flow.
 
 mod a11y_bus;
+mod accept;
 mod allow;
 mod app;
 mod cli;

@@ -3,17 +3,37 @@
 //! then sends its method calls there directly, skipping the bus daemon (one
 //! hop instead of two). Events still go over the bus. The socket sits in the
 //! bridge's private directory and only the same user may connect.
+//!
+//! Handshakes run concurrently, each in its own task bounded by
+//! [`HANDSHAKE_TIMEOUT`], at most [`MAX_HANDSHAKES`] at once per
+//! application: a client that connects and stalls (sends one byte and
+//! waits) never delays another client, and is closed after the timeout.
 
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use async_executor::{Executor, Task};
 use async_io::Async;
-use tracing::{debug, warn};
+use tracing::debug;
 use zbus::message::Message;
 
+use crate::accept::{accept_with_backoff, warn_limited, AcceptLog, Backoff};
 use crate::app::BridgedApp;
+
+/// Time a peer-to-peer client has for the D-Bus authentication handshake.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Handshakes in progress at once per application; a client beyond them is
+/// closed at once (a real client retries or uses the bus).
+pub const MAX_HANDSHAKES: usize = 8;
+
+/// One rate limit for every application's peer-to-peer warnings.
+fn p2p_log() -> &'static AcceptLog {
+    static LOG: OnceLock<AcceptLog> = OnceLock::new();
+    LOG.get_or_init(AcceptLog::default)
+}
 
 /// An application's peer-to-peer socket; dropping it stops accepting and
 /// removes the socket file (open connections end with their clients).
@@ -57,39 +77,75 @@ async fn accept_loop(
     app: Arc<BridgedApp>,
     executor: Arc<Executor<'static>>,
 ) {
+    let handshaking = Arc::new(AtomicUsize::new(0));
+    let mut backoff = Backoff::default();
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream.into_inner(),
-            Err(e) => {
-                warn!("peer-to-peer accept failed: {e}");
-                return;
-            }
-        };
-        let Ok(stream) = stream else { continue };
+        let stream =
+            accept_with_backoff(&listener, &mut backoff, p2p_log(), "peer-to-peer socket").await;
         if let Err(why) = crate::socket::check_same_user(&stream) {
-            warn!(app = %app.info.name, "refused a peer-to-peer client: {why}");
+            warn_limited(
+                p2p_log(),
+                "p2p-refused",
+                &format!("refused a peer-to-peer client of {}: {why}", app.info.name),
+            );
             continue;
         }
-        serve_peer(stream, &app, &executor).await;
+        if handshaking.fetch_add(1, Ordering::Relaxed) >= MAX_HANDSHAKES {
+            handshaking.fetch_sub(1, Ordering::Relaxed);
+            warn_limited(
+                p2p_log(),
+                "p2p-handshakes",
+                &format!(
+                    "{} peer-to-peer handshakes with {} in progress, the limit: a new client \
+                     was closed (it may retry, or call over the bus)",
+                    MAX_HANDSHAKES, app.info.name
+                ),
+            );
+            continue;
+        }
+        let app = app.clone();
+        let serving = executor.clone();
+        let handshaking = handshaking.clone();
+        executor
+            .spawn(async move {
+                serve_peer(stream, &app, &serving).await;
+                handshaking.fetch_sub(1, Ordering::Relaxed);
+            })
+            .detach();
     }
 }
 
-/// Authenticates one client and has the application answer it. The
-/// handshake is awaited here (it is short and local); the answering runs as
-/// one of the application's serving tasks.
+/// Authenticates one client, within [`HANDSHAKE_TIMEOUT`], and has the
+/// application answer it as one of its serving tasks.
 async fn serve_peer(stream: UnixStream, app: &Arc<BridgedApp>, executor: &Executor<'static>) {
     let guid = zbus::Guid::generate();
     // The stream must exist before the connection reads anything: libatspi
     // sends its first call right after the handshake.
-    let built = match zbus::connection::Builder::async_io_unix_stream(stream).server(guid) {
-        Ok(builder) => builder.p2p().build_message_stream().await,
-        Err(e) => Err(e),
+    let handshake = async {
+        match zbus::connection::Builder::async_io_unix_stream(stream).server(guid) {
+            Ok(builder) => builder.p2p().build_message_stream().await.map(Some),
+            Err(e) => Err(e),
+        }
     };
-    match built {
-        Ok(incoming) => {
+    let timeout = async_io::Timer::after(HANDSHAKE_TIMEOUT);
+    let outcome = match futures::future::select(std::pin::pin!(handshake), timeout).await {
+        futures::future::Either::Left((built, _)) => built,
+        futures::future::Either::Right(_) => Ok(None),
+    };
+    match outcome {
+        Ok(Some(incoming)) => {
             debug!(app = %app.info.name, "peer-to-peer client connected");
             app.serve_on(incoming, executor);
         }
+        Ok(None) => warn_limited(
+            p2p_log(),
+            "p2p-handshake-timeout",
+            &format!(
+                "a peer-to-peer client of {} did not finish its handshake within {} s; closed",
+                app.info.name,
+                HANDSHAKE_TIMEOUT.as_secs()
+            ),
+        ),
         Err(e) => debug!(app = %app.info.name, "peer-to-peer handshake failed: {e}"),
     }
 }

@@ -11,26 +11,99 @@ use std::time::{Duration, Instant};
 use async_io::Async;
 use futures::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use newton_cache::RejectError;
+use newton_push_protocol::text::{escape_bounded, REASON_BYTES};
 use newton_push_protocol::{
     encode_bridge_payload, encode_frame, AppInfo, BridgeMessage, Encoding, ReceiverConfig,
     ReceiverEvent, ReceiverSession, SurfaceId,
 };
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tracing::{debug, error, info, warn};
+
+use crate::logging::LogLimiter;
 
 use crate::app::BridgedApp;
 use crate::cli::ReplayArgs;
 use crate::daemon::Daemon;
 
-/// Frames queued towards one sender. A sender that stops reading fills it;
-/// further messages to it are dropped (logged) instead of growing memory.
-const OUTBOX_FRAMES: usize = 1024;
+/// Messages an application queues towards its sender (actions, wanted
+/// state) before they are framed into the outbox.
+const APP_QUEUE: usize = 1024;
 const READ_CHUNK: usize = 64 * 1024;
+/// How long the answers left in the outbox may take to reach a sender once
+/// its connection is over (the `error` saying why, last answers).
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Frames queued towards one sender, with their bytes counted: answers
+/// (`rejected`, `syncDone`, `error`) are never dropped; the session closes a
+/// sender that lets more than `--max-unread-bytes` pile up (rule
+/// `unread-replies`). Actions and wanted-state messages, whose number an AT
+/// decides, are dropped instead when the sender is over that bound.
+#[derive(Clone)]
+struct Outbox {
+    frames: async_channel::Sender<Vec<u8>>,
+    unread: Arc<AtomicUsize>,
+    max_unread: usize,
+}
+
+impl Outbox {
+    fn new(max_unread: usize) -> (Self, OutboxReader) {
+        let (frames, receiver) = async_channel::unbounded();
+        let unread = Arc::new(AtomicUsize::new(0));
+        let outbox = Self {
+            frames,
+            unread: unread.clone(),
+            max_unread,
+        };
+        (outbox, OutboxReader { receiver, unread })
+    }
+
+    /// Queues an answer; never drops it.
+    fn answer(&self, frame: Vec<u8>) {
+        let len = frame.len();
+        if self.frames.try_send(frame).is_ok() {
+            self.unread.fetch_add(len, Ordering::Relaxed);
+        }
+    }
+
+    /// Queues a message the sender may lose when it does not read; false
+    /// when it was dropped.
+    fn offer(&self, frame: Vec<u8>) -> bool {
+        if self.unread() > self.max_unread {
+            return false;
+        }
+        self.answer(frame);
+        true
+    }
+
+    fn unread(&self) -> usize {
+        self.unread.load(Ordering::Relaxed)
+    }
+
+    fn close(&self) {
+        self.frames.close();
+    }
+}
+
+struct OutboxReader {
+    receiver: async_channel::Receiver<Vec<u8>>,
+    unread: Arc<AtomicUsize>,
+}
+
+impl OutboxReader {
+    async fn next(&self) -> Option<Vec<u8>> {
+        self.receiver.recv().await.ok()
+    }
+
+    fn written(&self, len: usize) {
+        self.unread.fetch_sub(len, Ordering::Relaxed);
+    }
+}
 
 /// Serves one sender connected on the socket.
 pub async fn serve_connection(daemon: Arc<Daemon>, stream: Async<UnixStream>, pid: Option<u32>) {
     let stream = Arc::new(stream);
     let (inbox_tx, inbox) = async_channel::bounded::<Vec<u8>>(16);
-    let (outbox, outbox_rx) = async_channel::bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    let (outbox, outbox_rx) = Outbox::new(daemon.max_unread_bytes);
     let reader = stream.clone();
     daemon
         .executor
@@ -49,25 +122,31 @@ pub async fn serve_connection(daemon: Arc<Daemon>, stream: Async<UnixStream>, pi
         })
         .detach();
     let writer = stream.clone();
-    daemon
-        .executor
-        .spawn(async move {
-            while let Ok(frame) = outbox_rx.recv().await {
-                if (&*writer).write_all(&frame).await.is_err() {
-                    break;
-                }
+    let writing = daemon.executor.spawn(async move {
+        while let Some(frame) = outbox_rx.next().await {
+            let written = (&*writer).write_all(&frame).await;
+            outbox_rx.written(frame.len());
+            if written.is_err() {
+                break;
             }
-            let _ = writer.get_ref().shutdown(std::net::Shutdown::Both);
-        })
-        .detach();
+        }
+        let _ = writer.get_ref().shutdown(std::net::Shutdown::Both);
+    });
     run_session(daemon, inbox, outbox, pid).await;
     let _ = stream.get_ref().shutdown(std::net::Shutdown::Read);
+    // The last answers (the `error` saying why, when there is one) get a
+    // moment to reach a sender; one that does not read is cut off.
+    let flushed = futures::future::select(writing, async_io::Timer::after(FLUSH_TIMEOUT)).await;
+    if let futures::future::Either::Right((_, writing)) = flushed {
+        let _ = stream.get_ref().shutdown(std::net::Shutdown::Both);
+        writing.await;
+    }
 }
 
 /// Serves one sender on stdin/stdout (`serve --stdio`).
 pub async fn serve_stdio(daemon: Arc<Daemon>) {
     let (inbox_tx, inbox) = async_channel::bounded::<Vec<u8>>(16);
-    let (outbox, outbox_rx) = async_channel::bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    let (outbox, outbox_rx) = Outbox::new(daemon.max_unread_bytes);
     let spawned = std::thread::Builder::new()
         .name("stdin".into())
         .spawn(move || {
@@ -83,12 +162,10 @@ pub async fn serve_stdio(daemon: Arc<Daemon>) {
         .name("stdout".into())
         .spawn(move || {
             let mut stdout = std::io::stdout().lock();
-            while let Ok(frame) = outbox_rx.recv_blocking() {
-                if stdout
-                    .write_all(&frame)
-                    .and_then(|_| stdout.flush())
-                    .is_err()
-                {
+            while let Some(frame) = async_io::block_on(outbox_rx.next()) {
+                let written = stdout.write_all(&frame).and_then(|_| stdout.flush());
+                outbox_rx.written(frame.len());
+                if written.is_err() {
                     break;
                 }
             }
@@ -106,7 +183,7 @@ pub async fn serve_stdio(daemon: Arc<Daemon>) {
 async fn run_session(
     daemon: Arc<Daemon>,
     inbox: async_channel::Receiver<Vec<u8>>,
-    outbox: async_channel::Sender<Vec<u8>>,
+    outbox: Outbox,
     pid: Option<u32>,
 ) {
     let config = ReceiverConfig {
@@ -115,6 +192,8 @@ async fn run_session(
         max_queued_bytes: daemon.max_queued_bytes,
         max_frames_per_second: daemon.max_fps,
         frame_burst: daemon.fps_burst,
+        hello_timeout: daemon.hello_timeout,
+        max_unread_reply_bytes: daemon.max_unread_bytes,
         ..ReceiverConfig::default()
     };
     let mut connection = Connection {
@@ -124,6 +203,7 @@ async fn run_session(
         app: None,
         pid,
         throttle_log: ThrottleLog::default(),
+        log_limiter: LogLimiter::default(),
     };
     'read: loop {
         let events = match connection.session.next_deadline() {
@@ -148,6 +228,13 @@ async fn run_session(
                 break 'read;
             }
         }
+        if let Some(fatal) = connection
+            .session
+            .check_unread_replies(connection.outbox.unread())
+        {
+            connection.handle(fatal).await;
+            break;
+        }
         connection.log_throttling();
     }
     connection.close().await;
@@ -169,10 +256,12 @@ const THROTTLE_LOG_INTERVAL: Duration = Duration::from_secs(10);
 struct Connection {
     daemon: Arc<Daemon>,
     session: ReceiverSession,
-    outbox: async_channel::Sender<Vec<u8>>,
+    outbox: Outbox,
     app: Option<(u64, Arc<BridgedApp>)>,
     pid: Option<u32>,
     throttle_log: ThrottleLog,
+    /// One warning line per rule per interval for this sender's rejections.
+    log_limiter: LogLimiter,
 }
 
 impl Connection {
@@ -224,17 +313,20 @@ impl Connection {
                 return self.open_app(app, encoding).await;
             }
             ReceiverEvent::Fatal { error, reply } => {
-                warn!("sender violated the protocol: {error}");
+                let message = format!("sender violated the protocol: {error}");
+                crate::accept::warn_limited(&self.daemon.log_limiter, error.rule(), &message);
                 self.write(reply);
                 return false;
             }
             ReceiverEvent::Goodbye => return false,
             ReceiverEvent::SurfaceError(error) => {
-                let app_name = self.app_name();
-                warn!(app = %app_name, "surface {}: {} ({})", error.surface.0, error.reason, error.rule.as_str());
+                let rule = error.rule.as_str();
+                if let Some(suppressed) = self.log_limiter.check(rule, Instant::now()) {
+                    warn!(app = %self.app_name(), suppressed, "surface {}: {} ({rule})", error.surface.0, error.reason);
+                }
                 self.daemon
                     .stats
-                    .note_rejection(app_name, error.rule.as_str(), &error.reason);
+                    .note_rejection(self.app_name(), rule, &error.reason);
                 self.send(&error.to_rejected());
             }
             ReceiverEvent::Sync { serial } => self.send(&BridgeMessage::SyncDone { serial }),
@@ -267,7 +359,7 @@ impl Connection {
         }
     }
 
-    async fn apply_app_event(&self, app: &Arc<BridgedApp>, event: ReceiverEvent) {
+    async fn apply_app_event(&mut self, app: &Arc<BridgedApp>, event: ReceiverEvent) {
         let (surface, serial, coalesced, result) = match event {
             ReceiverEvent::SurfaceCreated { surface, title } => {
                 let result = app.lock().replica.create_surface(surface, title);
@@ -337,7 +429,7 @@ impl Connection {
     }
 
     fn reject(
-        &self,
+        &mut self,
         app: &BridgedApp,
         surface: SurfaceId,
         serial: u64,
@@ -353,7 +445,10 @@ impl Connection {
                  last with serial {serial}; none of them was applied; send a full tree)"
             ));
         }
-        warn!(app = %app.info.name, "{reason}");
+        let reason = escape_bounded(&reason, REASON_BYTES);
+        if let Some(suppressed) = self.log_limiter.check(error.rule.as_str(), Instant::now()) {
+            warn!(app = %app.info.name, suppressed, "{reason}");
+        }
         self.daemon
             .stats
             .note_rejection(&app.info.name, error.rule.as_str(), &reason);
@@ -371,7 +466,7 @@ impl Connection {
         if info.pid.is_none() {
             info.pid = self.pid;
         }
-        let (to_sender, from_app) = async_channel::bounded::<BridgeMessage>(OUTBOX_FRAMES);
+        let (to_sender, from_app) = async_channel::bounded::<BridgeMessage>(APP_QUEUE);
         let app = match BridgedApp::connect(
             &self.daemon.a11y_address(),
             info,
@@ -416,16 +511,17 @@ impl Connection {
         }
     }
 
+    /// Queues an answer for the sender; never dropped (see [`Outbox`]).
     fn write(&self, frame: Vec<u8>) {
-        if frame.is_empty() {
-            return;
-        }
-        if let Err(error) = self.outbox.try_send(frame) {
-            warn!("sender is not reading; message dropped ({error})");
+        if !frame.is_empty() {
+            self.outbox.answer(frame);
         }
     }
 
     async fn close(&mut self) {
+        for (rule, count) in self.log_limiter.take_suppressed() {
+            warn!(app = %self.app_name(), count, "{count} more rejections (rule {rule}) on this connection were not logged one by one");
+        }
         let held_back = self.session.coalesced_commits();
         if held_back > 0 {
             info!(
@@ -463,7 +559,7 @@ fn event_surface(event: &ReceiverEvent) -> (Option<SurfaceId>, u64) {
 /// Encodes the application's messages (actions) for the sender.
 async fn forward_to_sender(
     from_app: async_channel::Receiver<BridgeMessage>,
-    outbox: async_channel::Sender<Vec<u8>>,
+    outbox: Outbox,
     encoding: Encoding,
 ) {
     let mut dropped: u64 = 0;
@@ -473,11 +569,14 @@ async fn forward_to_sender(
             .and_then(|payload| encode_frame(&payload).ok());
         match frame {
             Some(frame) => {
-                if let Err(error) = outbox.try_send(frame) {
+                if !outbox.offer(frame) {
                     dropped += 1;
                     // The AT decides how many actions come: log 1, 2, 4, 8, … drops.
                     if dropped.is_power_of_two() {
-                        warn!(dropped, "sender is not reading; actions dropped ({error})");
+                        warn!(
+                            dropped,
+                            "sender is not reading; actions dropped (over --max-unread-bytes)"
+                        );
                     }
                 }
             }

@@ -163,7 +163,14 @@ impl Admission {
     }
 }
 
-/// Checks a connecting sender against `admission` (SO_PEERCRED); returns its pid.
+/// A connected peer's credentials (SO_PEERCRED).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub pid: u32,
+    pub uid: u32,
+}
+
+/// Checks a connecting sender against `admission` (SO_PEERCRED); returns its credentials.
 ///
 /// The executable is `/proc/PID/exe` read at accept time. That is a check of
 /// the process that holds the pid *now*: a sender that connected, then
@@ -172,7 +179,7 @@ impl Admission {
 /// anyway (the uid check comes first and is race-free), so the allow-list
 /// narrows which of the user's own programs may push trees; it is no
 /// boundary against code already running as the user.
-pub fn check_peer(stream: &UnixStream, admission: &Admission) -> Result<u32, Refusal> {
+pub fn check_peer(stream: &UnixStream, admission: &Admission) -> Result<Peer, Refusal> {
     let cred = rustix::net::sockopt::socket_peercred(stream)
         .map_err(|e| Refusal::NoCredentials(e.to_string()))?;
     let mine = rustix::process::getuid().as_raw();
@@ -182,13 +189,14 @@ pub fn check_peer(stream: &UnixStream, admission: &Admission) -> Result<u32, Ref
     } else {
         peer_executable(pid)
     };
-    admission.check(cred.uid.as_raw(), mine, pid, exe.as_deref())?;
-    Ok(pid)
+    let uid = cred.uid.as_raw();
+    admission.check(uid, mine, pid, exe.as_deref())?;
+    Ok(Peer { pid, uid })
 }
 
 /// Same-user only, whatever the sender allow-lists say: the status socket,
 /// peer-to-peer AT clients and the recorder.
-pub fn check_same_user(stream: &UnixStream) -> Result<u32, Refusal> {
+pub fn check_same_user(stream: &UnixStream) -> Result<Peer, Refusal> {
     check_peer(stream, &Admission::default())
 }
 

@@ -177,6 +177,22 @@ pub enum ProtocolError {
     },
 }
 
+impl ProtocolError {
+    /// The rule's name, as in the reason (for counting and rate-limited logs).
+    pub fn rule(&self) -> &'static str {
+        match self {
+            ProtocolError::Frame(_) => "max-frame-bytes",
+            ProtocolError::MessageBeforeHello => "hello-first",
+            ProtocolError::HelloTooLarge { .. } => "hello-too-large",
+            ProtocolError::HelloTimeout { .. } => "hello-timeout",
+            ProtocolError::UnreadReplies { .. } => "unread-replies",
+            ProtocolError::BadHello { .. } => "hello",
+            ProtocolError::UnsupportedVersion { .. } => "version",
+            ProtocolError::UndecodablePayload { .. } => "decode",
+        }
+    }
+}
+
 impl From<HelloError> for ProtocolError {
     fn from(error: HelloError) -> Self {
         match error {
