@@ -1,6 +1,6 @@
 //! Log set-up: `RUST_LOG` wins over `--log-level`; under systemd (journald
 //! sets JOURNAL_STREAM) lines carry no timestamps or colours, which the
-//! journal adds itself.
+//! journal adds itself; colours only when stderr is a terminal.
 //!
 //! Log lines quote what producers and AT clients send (application names,
 //! rejection reasons). Every field of every line is therefore escaped and
@@ -38,7 +38,10 @@ pub fn init(level: &str) {
     if under_journald {
         builder.without_time().with_ansi(false).init();
     } else {
-        builder.init();
+        // Colours only for a terminal: a log file gets plain lines, where
+        // any escape byte would be one a producer smuggled in (none is).
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        builder.with_ansi(terminal).init();
     }
 }
 
