@@ -32,12 +32,16 @@ const READ_CHUNK: usize = 64 * 1024;
 /// How long the answers left in the outbox may take to reach a sender once
 /// its connection is over (the `error` saying why, last answers).
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
+/// Unread bytes beyond which actions and wanted-state messages for a sender
+/// are dropped (logged) rather than queued.
+const DROPPABLE_BYTES: usize = 64 * 1024;
 
 /// Frames queued towards one sender, with their bytes counted: answers
 /// (`rejected`, `syncDone`, `error`) are never dropped; the session closes a
 /// sender that lets more than `--max-unread-bytes` pile up (rule
 /// `unread-replies`). Actions and wanted-state messages, whose number an AT
-/// decides, are dropped instead when the sender is over that bound.
+/// decides, are dropped instead once [`DROPPABLE_BYTES`] are unread: an
+/// action that waits behind that much is stale anyway.
 #[derive(Clone)]
 struct Outbox {
     frames: async_channel::Sender<Vec<u8>>,
@@ -68,7 +72,7 @@ impl Outbox {
     /// Queues a message the sender may lose when it does not read; false
     /// when it was dropped.
     fn offer(&self, frame: Vec<u8>) -> bool {
-        if self.unread() > self.max_unread {
+        if self.unread() > self.max_unread.min(DROPPABLE_BYTES) {
             return false;
         }
         self.answer(frame);
@@ -575,7 +579,7 @@ async fn forward_to_sender(
                     if dropped.is_power_of_two() {
                         warn!(
                             dropped,
-                            "sender is not reading; actions dropped (over --max-unread-bytes)"
+                            "sender is not reading; actions dropped (over 64 KiB unread)"
                         );
                     }
                 }
