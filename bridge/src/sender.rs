@@ -5,6 +5,7 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,14 +17,12 @@ use newton_push_protocol::{
     encode_bridge_payload, encode_frame, AppInfo, BridgeMessage, Encoding, ReceiverConfig,
     ReceiverEvent, ReceiverSession, SurfaceId,
 };
-use std::sync::atomic::{AtomicUsize, Ordering};
 use tracing::{debug, error, info, warn};
-
-use crate::logging::LogLimiter;
 
 use crate::app::BridgedApp;
 use crate::cli::ReplayArgs;
 use crate::daemon::Daemon;
+use crate::logging::LogLimiter;
 
 /// Messages an application queues towards its sender (actions, wanted
 /// state) before they are framed into the outbox.
@@ -64,8 +63,11 @@ impl Outbox {
     /// Queues an answer; never drops it.
     fn answer(&self, frame: Vec<u8>) {
         let len = frame.len();
-        if self.frames.try_send(frame).is_ok() {
-            self.unread.fetch_add(len, Ordering::Relaxed);
+        // Counted before it is queued: the writer subtracts it once written,
+        // which may happen before `try_send` even returns.
+        self.unread.fetch_add(len, Ordering::Relaxed);
+        if self.frames.try_send(frame).is_err() {
+            self.unread.fetch_sub(len, Ordering::Relaxed);
         }
     }
 
