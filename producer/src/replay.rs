@@ -10,8 +10,51 @@ use newton_push_protocol::{
 use thiserror::Error;
 
 use crate::error::{ConnectError, RecvError, SendError};
+use crate::reconnect::{ConnectionEvent, ReconnectingSender};
 use crate::recording::{load_recording, RecordingError};
 use crate::sender::Sender;
+
+/// What a replay sends through: a [`Sender`], or a [`ReconnectingSender`]
+/// so the replayed application comes back after a bridge restart.
+pub trait ReplayTarget {
+    /// Sends one recorded message as is.
+    fn send_message(&self, message: &SenderMessage) -> Result<(), SendError>;
+    /// `Sync` and wait for `SyncDone`.
+    fn sync_with_bridge(&self, timeout: Duration) -> Result<u64, SendError>;
+    /// The next bridge message already received, if any.
+    fn next_bridge_message(&self) -> Result<Option<BridgeMessage>, RecvError>;
+}
+
+impl ReplayTarget for Sender {
+    fn send_message(&self, message: &SenderMessage) -> Result<(), SendError> {
+        self.send(message)
+    }
+    fn sync_with_bridge(&self, timeout: Duration) -> Result<u64, SendError> {
+        self.sync(timeout)
+    }
+    fn next_bridge_message(&self) -> Result<Option<BridgeMessage>, RecvError> {
+        self.try_recv()
+    }
+}
+
+impl ReplayTarget for ReconnectingSender {
+    fn send_message(&self, message: &SenderMessage) -> Result<(), SendError> {
+        self.send(message)
+    }
+    fn sync_with_bridge(&self, timeout: Duration) -> Result<u64, SendError> {
+        self.sync(timeout)
+    }
+    /// Bridge messages only: connection changes are the reconnecting
+    /// sender's own business during a replay.
+    fn next_bridge_message(&self) -> Result<Option<BridgeMessage>, RecvError> {
+        while let Some(event) = self.try_recv()? {
+            if let ConnectionEvent::Message(message) = event {
+                return Ok(Some(message));
+            }
+        }
+        Ok(None)
+    }
+}
 
 /// How fast to replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -140,7 +183,7 @@ where
 /// sender the caller connected and keeps, e.g. to stay on the desktop
 /// afterwards. Timing is relative to this call.
 pub fn replay_into(
-    sender: &Sender,
+    sender: &dyn ReplayTarget,
     lines: &[RecordedLine],
     options: ReplayOptions,
 ) -> Result<ReplaySummary, ReplayError> {
@@ -148,7 +191,7 @@ pub fn replay_into(
 }
 
 fn replay_messages(
-    sender: &Sender,
+    sender: &dyn ReplayTarget,
     lines: &[RecordedLine],
     options: ReplayOptions,
     started: Instant,
@@ -181,7 +224,7 @@ fn replay_messages(
 
 /// One replay in progress.
 struct Replay<'a> {
-    sender: &'a Sender,
+    sender: &'a dyn ReplayTarget,
     options: ReplayOptions,
     started: Instant,
     summary: ReplaySummary,
@@ -200,7 +243,7 @@ impl Replay<'_> {
             self.sync_if_asked(line)?;
         }
         self.sender
-            .send(message)
+            .send_message(message)
             .map_err(|source| ReplayError::Send { line, source })?;
         self.summary.messages_sent += 1;
         if matches!(message, SenderMessage::Commit { .. }) {
@@ -219,7 +262,7 @@ impl Replay<'_> {
     fn sync_if_asked(&mut self, line: usize) -> Result<(), ReplayError> {
         if let Some(timeout) = self.options.wait_for_acks {
             self.sender
-                .sync(timeout)
+                .sync_with_bridge(timeout)
                 .map_err(|source| self.send_error(line, source))?;
             self.summary.synced = true;
         }
@@ -237,7 +280,7 @@ impl Replay<'_> {
     /// Takes every message that already arrived and accounts for it.
     fn drain(&mut self) -> Result<(), ReplayError> {
         loop {
-            match self.sender.try_recv() {
+            match self.sender.next_bridge_message() {
                 Ok(Some(message)) => self.account(message)?,
                 Ok(None) | Err(RecvError::Closed { .. }) | Err(RecvError::Timeout) => return Ok(()),
             }

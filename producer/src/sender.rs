@@ -56,6 +56,16 @@ impl Sender {
     /// Connects to the bridge's Unix socket, sends the hello and waits for
     /// the Welcome.
     pub fn connect(path: impl AsRef<Path>, hello: Hello) -> Result<Self, ConnectError> {
+        Self::connect_with_timeout(path, hello, DEFAULT_WELCOME_TIMEOUT)
+    }
+
+    /// [`Sender::connect`], waiting at most `welcome_timeout` for the
+    /// Welcome (a bridge started by socket activation answers once it is up).
+    pub fn connect_with_timeout(
+        path: impl AsRef<Path>,
+        hello: Hello,
+        welcome_timeout: Duration,
+    ) -> Result<Self, ConnectError> {
         let path = path.as_ref();
         let stream = UnixStream::connect(path).map_err(|source| connect_error(path, source))?;
         let io_error = |source| ConnectError::Io {
@@ -69,7 +79,7 @@ impl Sender {
             Box::new(write),
             Some(stream),
             hello,
-            DEFAULT_WELCOME_TIMEOUT,
+            welcome_timeout,
         )
     }
 
@@ -283,6 +293,15 @@ impl Sender {
         }
     }
 
+    /// Closes the socket without a goodbye (the bridge removes the
+    /// application); the reader thread then reports the connection closed.
+    /// Does nothing for a sender made with [`Sender::from_stream`].
+    pub fn shutdown(&self) {
+        if let Some(socket) = &self.socket {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
     fn next_serial(&self) -> u64 {
         self.next_serial.fetch_add(1, Ordering::Relaxed)
     }
@@ -321,9 +340,7 @@ impl Drop for Sender {
     fn drop(&mut self) {
         // Unblocks the reader thread; it ends on its own for other streams
         // when they reach end of file.
-        if let Some(socket) = &self.socket {
-            let _ = socket.shutdown(Shutdown::Both);
-        }
+        self.shutdown();
     }
 }
 
