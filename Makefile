@@ -50,12 +50,14 @@ generate: $(BIN)
 	$(BIN) generate-manpages $(GEN)/man >/dev/null
 	$(BIN) generate-completions $(GEN)/completions >/dev/null
 	$(SUBSTITUTE) packaging/$(NAME).service.in > $(GEN)/$(NAME).service
+	$(SUBSTITUTE) packaging/$(NAME).socket.in > $(GEN)/$(NAME).socket
 	$(SUBSTITUTE) packaging/$(DBUS_NAME).service.in > $(GEN)/$(DBUS_NAME).service
 	$(SUBSTITUTE) packaging/$(NAME).desktop.in > $(GEN)/$(NAME).desktop
 
 install: generate
 	$(INSTALL) -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/$(NAME).service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).service
+	$(INSTALL) -Dm644 $(GEN)/$(NAME).socket $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).socket
 	$(INSTALL) -Dm644 $(GEN)/$(DBUS_NAME).service $(DESTDIR)$(DBUSSERVICEDIR)/$(DBUS_NAME).service
 	$(INSTALL) -Dm644 $(GEN)/$(NAME).desktop $(DESTDIR)$(AUTOSTARTDIR)/$(NAME).desktop
 	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1
@@ -67,6 +69,7 @@ install: generate
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/$(NAME)
 	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).service
+	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).socket
 	rm -f $(DESTDIR)$(DBUSSERVICEDIR)/$(DBUS_NAME).service
 	rm -f $(DESTDIR)$(AUTOSTARTDIR)/$(NAME).desktop
 	rm -f $(DESTDIR)$(MANDIR)/man1/$(NAME).1 $(DESTDIR)$(MANDIR)/man1/$(NAME)-*.1

@@ -27,6 +27,7 @@ expect() {
 }
 expect "$PREFIX/bin/$NAME"
 expect "$PREFIX/lib/systemd/user/$NAME.service"
+expect "$PREFIX/lib/systemd/user/$NAME.socket"
 expect "$PREFIX/share/dbus-1/services/org.freedesktop.a11y.NewtonBridge.service"
 expect "/etc/xdg/autostart/$NAME.desktop"
 expect "$PREFIX/share/man/man1/$NAME.1"
@@ -57,11 +58,12 @@ if command -v systemd-analyze >/dev/null 2>&1; then
     unit_dir=$(mktemp -d)
     sed "s|^ExecStart=$PREFIX/bin/|ExecStart=$DESTDIR$PREFIX/bin/|" \
         "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" > "$unit_dir/$NAME.service"
-    out=$(systemd-analyze verify --man=no "$unit_dir/$NAME.service" 2>&1) || true
+    cp "$DESTDIR$PREFIX/lib/systemd/user/$NAME.socket" "$unit_dir/$NAME.socket"
+    out=$(systemd-analyze verify --man=no "$unit_dir/$NAME.service" "$unit_dir/$NAME.socket" 2>&1) || true
     rm -rf "$unit_dir"
     # Outside a user session verify may only complain about the missing
     # graphical-session targets; anything about our unit's own lines fails.
-    printf '%s\n' "$out" | grep -v 'graphical-session' | grep -i "$NAME.service" \
+    printf '%s\n' "$out" | grep -v 'graphical-session' | grep -i "$NAME.s" \
         && fail "systemd-analyze found problems in the unit"
     printf '%s\n' "$out" | sed 's/^/  /'
     echo "  unit ok"
@@ -107,6 +109,10 @@ esac
 case "$contents" in
   *"./usr/lib/systemd/user/$NAME.service"*) ;;
   *) fail "the .deb lacks the unit" ;;
+esac
+case "$contents" in
+  *"./usr/lib/systemd/user/$NAME.socket"*) ;;
+  *) fail "the .deb lacks the socket unit" ;;
 esac
 tmp=$(mktemp -d)
 dpkg-deb --extract "$deb" "$tmp"

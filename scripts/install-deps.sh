@@ -13,6 +13,7 @@ PACKAGES=(
   orca speech-dispatcher python3-speechd  # the screen reader under test (speech via the dummy module)
   python3 python3-gi python3-dbus python3-pyatspi gir1.2-atspi-2.0  # tests/py scripts
   gir1.2-gtk-3.0 libatk-adaptor fonts-dejavu-core                   # GTK3 reference app
+  systemd                         # systemd-socket-activate: the socket-activation test
 )
 # A C linker for rustc, only if the machine has none.
 command -v cc >/dev/null 2>&1 || PACKAGES+=(gcc libc6-dev)

@@ -192,6 +192,12 @@ pub struct ReplayArgs {
     /// bus) until interrupted.
     #[arg(long)]
     pub stay: bool,
+    /// Survive bridge restarts: when the connection ends or no bridge
+    /// listens yet, retry with backoff and bring the application back with
+    /// its latest trees, geometry and focus (docs/protocol.md §2.3). Most
+    /// useful with --stay.
+    #[arg(long)]
+    pub reconnect: bool,
 }
 
 #[derive(Debug, Args)]

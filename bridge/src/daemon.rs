@@ -212,7 +212,7 @@ async fn serve(
     // The socket (and its instance lock) first: a second bridge must say so
     // at once, even while the accessibility bus is not up yet.
     let path = socket_path(args.socket.clone())?;
-    let bound = socket::bind(&path)?;
+    let bound = socket::listen(&path)?;
     let a11y_address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
         Some(address) => address,
         None => a11y_bus::wait_for_address(None).await?,
@@ -281,7 +281,11 @@ async fn serve(
         max_unread_bytes = daemon.max_unread_bytes,
         "connection limits"
     );
-    info!(socket = %path.display(), "ready: waiting for senders");
+    info!(
+        socket = %path.display(),
+        passed_by_service_manager = bound.passed,
+        "ready: waiting for senders"
+    );
     if args.stdio {
         let counted = daemon.stats.sender_connected();
         let stdio = sender::serve_stdio(daemon.clone());

@@ -7,6 +7,7 @@
 
 mod a11y_bus;
 mod accept;
+mod activation;
 mod allow;
 mod app;
 mod cli;

@@ -593,7 +593,7 @@ async fn forward_to_sender(
 
 /// `replay FILE`: pushes a recorded stream into a running bridge.
 pub fn replay(args: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
-    use newton_producer::replay::{replay_into, ReplayOptions, Timing};
+    use newton_producer::replay::{replay_into, ReplayOptions, ReplayTarget, Timing};
     let path = match args.socket {
         Some(path) => path,
         None => newton_push_protocol::default_socket_path()?,
@@ -606,7 +606,20 @@ pub fn replay(args: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.postcard {
         hello.encoding = Encoding::Postcard;
     }
-    let sender = newton_producer::Sender::connect(&path, hello)?;
+    let sender: Box<dyn ReplayTarget> = if args.reconnect {
+        let sender = newton_producer::ReconnectingSender::new(&path, hello, Default::default())?;
+        if !sender.wait_connected(Duration::from_secs(60)) {
+            return Err(format!(
+                "no bridge answered at {} within 60 s: {}",
+                path.display(),
+                sender.last_error().unwrap_or_default()
+            )
+            .into());
+        }
+        Box::new(sender)
+    } else {
+        Box::new(newton_producer::Sender::connect(&path, hello)?)
+    };
     let options = ReplayOptions {
         timing: if args.fast {
             Timing::AsFastAsPossible
@@ -617,7 +630,7 @@ pub fn replay(args: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
         encoding: None,
         skip_goodbye: args.stay,
     };
-    let summary = replay_into(&sender, &lines, options)?;
+    let summary = replay_into(sender.as_ref(), &lines, options)?;
     println!(
         "replayed {} messages ({} commits) in {:.1} ms; {} rejected",
         summary.messages_sent,
@@ -632,7 +645,11 @@ pub fn replay(args: ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     if args.stay {
-        println!("staying connected; press Ctrl+C to remove the application");
+        if args.reconnect {
+            println!("staying connected (reconnecting after bridge restarts); press Ctrl+C to remove the application");
+        } else {
+            println!("staying connected; press Ctrl+C to remove the application");
+        }
         let mut signals =
             async_signal::Signals::new([async_signal::Signal::Term, async_signal::Signal::Int])?;
         async_io::block_on(futures::StreamExt::next(&mut signals));

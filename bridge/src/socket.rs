@@ -18,20 +18,74 @@ pub enum SocketError {
     UnsafeDirectory { path: PathBuf, why: String },
     #[error("could not set up the sender socket at {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Activation(#[from] crate::activation::ActivationError),
+    #[error(
+        "the service manager passed a socket bound to {passed} but the bridge serves {expected}; \
+         make ListenStream= in newton-atspi-bridge.socket and --socket / NEWTON_ATSPI_SOCKET agree"
+    )]
+    PassedElsewhere { passed: String, expected: PathBuf },
+    #[error(
+        "something already listens at {0} without running a bridge: the socket unit \
+         (newton-atspi-bridge.socket) starts the bridge when a sender connects; to run one by \
+         hand, stop it first (systemctl --user stop newton-atspi-bridge.socket)"
+    )]
+    ListenedByOther(PathBuf),
 }
 
 /// A bound sender socket. Holding it holds the single-instance lock; dropping
-/// it removes the socket file.
+/// it removes the socket file when the bridge bound it (a socket passed by
+/// the service manager stays: it outlives the bridge, which is its point).
 pub struct SenderSocket {
     pub listener: UnixListener,
     pub path: PathBuf,
+    /// Whether the service manager passed the socket (socket activation).
+    pub passed: bool,
     _lock: File,
 }
 
 impl Drop for SenderSocket {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        if !self.passed {
+            let _ = fs::remove_file(&self.path);
+        }
     }
+}
+
+/// The sender socket at `path`: the one the service manager passed
+/// (`LISTEN_FDS`, see activation.rs) when there is one, else bound here.
+/// Either way the instance lock is taken first, so a second bridge refuses.
+pub fn listen(path: &Path) -> Result<SenderSocket, SocketError> {
+    match crate::activation::passed_listener()? {
+        Some((listener, bound_to)) => adopt(path, listener, bound_to),
+        None => bind(path),
+    }
+}
+
+/// Takes the instance lock for a socket the service manager bound.
+fn adopt(
+    path: &Path,
+    listener: UnixListener,
+    bound_to: Option<PathBuf>,
+) -> Result<SenderSocket, SocketError> {
+    if bound_to.as_deref() != Some(path) {
+        return Err(SocketError::PassedElsewhere {
+            passed: bound_to.map_or_else(
+                || "(an unnamed address)".into(),
+                |p| p.display().to_string(),
+            ),
+            expected: path.to_owned(),
+        });
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    ensure_private_dir(dir)?;
+    let lock = take_instance_lock(path)?;
+    Ok(SenderSocket {
+        listener,
+        path: path.to_owned(),
+        passed: true,
+        _lock: lock,
+    })
 }
 
 /// Creates the private directory, takes the instance lock and binds.
@@ -42,11 +96,13 @@ pub fn bind(path: &Path) -> Result<SenderSocket, SocketError> {
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     ensure_private_dir(dir)?;
-    let lock = File::create(lock_path(path)).map_err(io_error)?;
-    if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
-        return Err(SocketError::AlreadyRunning(path.to_owned()));
+    let lock = take_instance_lock(path)?;
+    // We hold the lock, so a socket file left behind belongs to a dead
+    // bridge — unless a socket unit listens there (its bridge is not
+    // running): replacing its socket would cut off every sender it queues.
+    if is_listening(path) {
+        return Err(SocketError::ListenedByOther(path.to_owned()));
     }
-    // We hold the lock, so a socket file left behind belongs to a dead bridge.
     match fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(e)),
         _ => {}
@@ -56,7 +112,45 @@ pub fn bind(path: &Path) -> Result<SenderSocket, SocketError> {
     Ok(SenderSocket {
         listener,
         path: path.to_owned(),
+        passed: false,
         _lock: lock,
+    })
+}
+
+fn take_instance_lock(path: &Path) -> Result<File, SocketError> {
+    let lock = File::create(lock_path(path)).map_err(|source| SocketError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+        return Err(SocketError::AlreadyRunning(path.to_owned()));
+    }
+    Ok(lock)
+}
+
+/// Whether some process holds a listening socket bound to `path`, read from
+/// /proc/net/unix (connecting to find out would start a socket-activated
+/// bridge).
+fn is_listening(path: &Path) -> bool {
+    let Ok(table) = fs::read_to_string("/proc/net/unix") else {
+        return false;
+    };
+    listening_in_table(&table, path)
+}
+
+/// /proc/net/unix rows: `Num RefCount Protocol Flags Type St Inode Path`;
+/// flag 0x10000 (`__SO_ACCEPTCON`) marks a listening socket.
+fn listening_in_table(table: &str, path: &Path) -> bool {
+    let Some(wanted) = path.to_str() else {
+        return false;
+    };
+    table.lines().skip(1).any(|row| {
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        let listening = fields
+            .get(3)
+            .and_then(|flags| u32::from_str_radix(flags, 16).ok())
+            .is_some_and(|flags| flags & 0x10000 != 0);
+        listening && fields.get(7) == Some(&wanted)
     })
 }
 
@@ -266,6 +360,31 @@ mod tests {
             admission.check(0, 1000, 7, Some(allowed)),
             Err(Refusal::Uid { .. })
         ));
+    }
+
+    #[test]
+    fn listening_sockets_are_found_by_path_in_the_proc_table() {
+        let table = "Num       RefCount Protocol Flags    Type St Inode Path\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 16161 /run/user/1000/newton-atspi/bridge.sock\n\
+            0000000000000000: 00000003 00000000 00000000 0001 03 16162 /tmp/connected.sock\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 16163\n";
+        let path = Path::new("/run/user/1000/newton-atspi/bridge.sock");
+        assert!(listening_in_table(table, path));
+        assert!(!listening_in_table(table, Path::new("/tmp/connected.sock")));
+        assert!(!listening_in_table(table, Path::new("/tmp/other.sock")));
+    }
+
+    #[test]
+    fn our_own_listener_shows_in_proc_net_unix() {
+        let dir = std::env::temp_dir().join(format!("newton-listening-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("l.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path).unwrap();
+        assert!(is_listening(&path));
+        drop(listener);
+        assert!(!is_listening(&path), "a file left behind is stale");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
