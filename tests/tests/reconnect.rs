@@ -1,0 +1,284 @@
+//! A bridge restart as a screen-reader user lives it: a reconnecting producer (this test, through
+//! `newton_producer::ReconnectingSender`) and a reconnecting replay (`replay --reconnect --stay`)
+//! are on the desktop while a real Orca 43.1 runs; the bridge is SIGKILLed and started again. Both
+//! applications must come back by themselves with the very same trees as pyatspi saw before, once
+//! each (no duplicate on the desktop, no dead application in `status`), and Orca must speak the
+//! producer's next focus move.
+//!
+//! Orca tests take a machine-wide lock and run one at a time; NEWTON_E2E_SKIP_ORCA=1 skips this
+//! one (loudly). Needs the bridge binary: `cargo build -p newton-atspi-bridge` first.
+
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use accesskit::{Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
+use newton_e2e::{
+    bridge_binary, fixture, orca_tests_skipped, py_script, python, wait_until, Orca,
+    SessionOptions, TestSession,
+};
+use newton_producer::{ConnectionEvent, ReconnectOptions, ReconnectingSender};
+use newton_push_protocol::{AppInfo, Encoding, Geometry, Hello, SurfaceId, PROTOCOL_VERSION};
+use rustix::process::{kill_process, Pid, Signal};
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(60);
+const APP_NAME: &str = "Reconnect app";
+const SURFACE: SurfaceId = SurfaceId(1);
+const WINDOW: u64 = 1;
+const ALPHA: u64 = 2;
+const GAMMA: u64 = 4;
+const BASIC: &str = "generated-small/basic.jsonl";
+const BASIC_NAME: &str = "Newton basic demo";
+
+#[test]
+fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus_move() {
+    if orca_tests_skipped() {
+        eprintln!("\n!!!!! NEWTON_E2E_SKIP_ORCA=1: SKIPPING ORCA TEST — reconnect is NOT being verified with Orca !!!!!\n");
+        return;
+    }
+    let mut session = TestSession::start(SessionOptions {
+        ready_timeout: WAIT,
+        ..SessionOptions::default()
+    })
+    .expect("start the test session");
+    let socket = session.dir().join("bridge.sock");
+    let first = start_bridge(&mut session, "bridge-1", &socket);
+
+    let producer = ReconnectingSender::new(&socket, hello(), ReconnectOptions::default())
+        .expect("start the reconnecting producer");
+    assert!(producer.wait_connected(WAIT), "the producer connects");
+    show_window(&producer);
+    let replay = start_reconnecting_replay(&mut session, &socket);
+    session
+        .wait_for_app(BASIC_NAME, replay)
+        .expect("the replay is on the desktop");
+    session
+        .wait_for_app(APP_NAME, first)
+        .expect("the producer is on the desktop");
+    let producer_before = dump(&mut session, APP_NAME);
+    let replay_before = dump(&mut session, BASIC_NAME);
+
+    let orca = Orca::start(&mut session).expect("start Orca");
+    orca.wait_idle(&mut session).expect("Orca settles");
+
+    kill(first);
+    session.stop(first, Duration::from_secs(5));
+    wait_until("the killed bridge's applications to leave", WAIT, || {
+        Ok(apps_named(&session, APP_NAME) == 0 && apps_named(&session, BASIC_NAME) == 0)
+    })
+    .expect("the registry drops the dead bridge's applications");
+
+    let second = start_bridge(&mut session, "bridge-2", &socket);
+    wait_until("both applications to come back", WAIT, || {
+        Ok(apps_named(&session, APP_NAME) == 1 && apps_named(&session, BASIC_NAME) == 1)
+    })
+    .expect("the producer and the replay reconnect by themselves");
+    assert_reconnected(&producer);
+
+    // Full trees: pyatspi sees exactly what it saw before the restart.
+    assert_eq!(
+        dump(&mut session, APP_NAME),
+        producer_before,
+        "the producer's tree"
+    );
+    assert_eq!(
+        dump(&mut session, BASIC_NAME),
+        replay_before,
+        "the replay's tree"
+    );
+    // Nothing stale: once each on the desktop, exactly the two live senders in `status`.
+    assert_eq!(
+        apps_named(&session, APP_NAME),
+        1,
+        "no duplicate application"
+    );
+    assert_eq!(
+        apps_named(&session, BASIC_NAME),
+        1,
+        "no duplicate application"
+    );
+    let status = bridge_status(&mut session, &socket);
+    let mut names: Vec<&str> = status["apps"]
+        .as_array()
+        .map(|apps| apps.iter().filter_map(|a| a["name"].as_str()).collect())
+        .unwrap_or_default();
+    names.sort_unstable();
+    assert_eq!(names, vec![BASIC_NAME, APP_NAME], "status: {status}");
+
+    // The compositor makes the producer's window the active one, then focus moves to Gamma.
+    producer.focus(None).expect("unfocus");
+    producer.focus(Some(SURFACE)).expect("focus the window");
+    producer
+        .sync(WAIT)
+        .expect("the bridge took the focus facts");
+    orca.wait_idle(&mut session)
+        .expect("Orca settles on the window");
+    producer
+        .update(SURFACE, window(GAMMA))
+        .expect("move the focus");
+    producer.commit(SURFACE).expect("commit the focus move");
+    producer.sync(WAIT).expect("the bridge took the focus move");
+    orca.wait_idle(&mut session)
+        .expect("Orca presents the focus move");
+    let speech = orca.stop(&mut session).expect("stop Orca");
+    assert!(
+        speech
+            .utterances
+            .iter()
+            .any(|u| u.contains("Gamma") && u.contains("push button")),
+        "Orca must speak the focus move to Gamma after the restart; it said {:#?} (log {})",
+        speech.utterances,
+        speech.debug_file.display()
+    );
+
+    session.stop(replay, Duration::from_secs(10));
+    drop(producer);
+    session.stop(second, Duration::from_secs(20));
+    let report = session.shutdown();
+    assert!(report.is_clean(), "teardown left processes: {report:?}");
+}
+
+fn hello() -> Hello {
+    Hello {
+        protocol: PROTOCOL_VERSION,
+        encoding: Encoding::Postcard,
+        app: AppInfo {
+            app_id: "org.newton.e2e.Reconnect".into(),
+            name: APP_NAME.into(),
+            pid: Some(std::process::id()),
+            toolkit_name: Some("newton-e2e".into()),
+            toolkit_version: Some("1".into()),
+        },
+    }
+}
+
+/// A window with buttons Alpha, Beta and Gamma; `focus` is the focused node.
+fn window(focus: u64) -> TreeUpdate {
+    let labels = ["Alpha", "Beta", "Gamma"];
+    let ids: Vec<NodeId> = (ALPHA..ALPHA + labels.len() as u64).map(NodeId).collect();
+    let mut root = Node::new(Role::Window);
+    root.set_label("Reconnect window");
+    root.set_children(ids.clone());
+    let mut nodes = vec![(NodeId(WINDOW), root)];
+    for (id, label) in ids.into_iter().zip(labels) {
+        let mut button = Node::new(Role::Button);
+        button.set_label(label);
+        button.add_action(accesskit::Action::Click);
+        button.add_action(accesskit::Action::Focus);
+        nodes.push((id, button));
+    }
+    TreeUpdate {
+        nodes,
+        tree: Some(TreeInfo::new(NodeId(WINDOW))),
+        tree_id: TreeId::ROOT,
+        focus: NodeId(focus),
+    }
+}
+
+fn show_window(producer: &ReconnectingSender) {
+    producer
+        .create_surface(SURFACE, Some("Reconnect window"))
+        .expect("create the surface");
+    let geometry = Geometry {
+        x: 40,
+        y: 30,
+        width: 400,
+        height: 300,
+        scale: 1.0,
+    };
+    producer.geometry(SURFACE, geometry).expect("geometry");
+    producer.update(SURFACE, window(ALPHA)).expect("the tree");
+    producer.commit(SURFACE).expect("commit");
+    producer.focus(Some(SURFACE)).expect("focus");
+    producer.sync(WAIT).expect("the bridge took the window");
+}
+
+/// The producer saw its connection end and come back with its state resent.
+fn assert_reconnected(producer: &ReconnectingSender) {
+    let mut lost = false;
+    while let Ok(Some(event)) = producer.try_recv() {
+        match event {
+            ConnectionEvent::Disconnected { .. } => lost = true,
+            ConnectionEvent::Connected { resent } if lost => {
+                assert!(
+                    resent >= 4,
+                    "surface, geometry, tree, commit, focus: {resent}"
+                );
+                return;
+            }
+            _ => {}
+        }
+    }
+    panic!("the producer reported no disconnect and reconnect");
+}
+
+fn start_bridge(session: &mut TestSession, name: &str, socket: &Path) -> u32 {
+    let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(socket)
+        .args(["--log-level", "debug"]);
+    let pid = session.spawn(name, cmd).expect("start the bridge");
+    wait_until("the bridge socket to accept connections", WAIT, || {
+        session.ensure_running(pid)?;
+        Ok(UnixStream::connect(socket).is_ok())
+    })
+    .expect("the bridge accepts senders");
+    pid
+}
+
+fn start_reconnecting_replay(session: &mut TestSession, socket: &Path) -> u32 {
+    let mut cmd = session.command(bridge_binary().expect("the bridge binary"));
+    cmd.arg("replay")
+        .arg(fixture(BASIC))
+        .arg("--socket")
+        .arg(socket)
+        .args(["--fast", "--stay", "--reconnect"]);
+    session.spawn("replay", cmd).expect("start the replay")
+}
+
+fn kill(pid: u32) {
+    let pid = Pid::from_raw(i32::try_from(pid).expect("a pid")).expect("a pid");
+    kill_process(pid, Signal::KILL).expect("SIGKILL our own bridge");
+}
+
+/// atspi_dump.py's JSON view of the application.
+fn dump(session: &mut TestSession, app: &str) -> Value {
+    let mut cmd = session.command(python());
+    cmd.arg(py_script("atspi_dump.py"))
+        .args(["--app", app, "--format", "json"]);
+    let out = session
+        .run_ok("atspi-dump", cmd, WAIT)
+        .expect("atspi_dump.py succeeds");
+    serde_json::from_str(&out).expect("atspi_dump.py prints JSON")
+}
+
+/// How many desktop applications are named `name`.
+fn apps_named(session: &TestSession, name: &str) -> usize {
+    let client = session.a11y_client().expect("an a11y bus client");
+    let children = client.desktop_children().unwrap_or_default();
+    children
+        .iter()
+        .filter(|(bus, path)| {
+            client
+                .call::<_, zbus::zvariant::OwnedValue>(
+                    bus,
+                    path.as_str(),
+                    "org.freedesktop.DBus.Properties",
+                    "Get",
+                    &("org.a11y.atspi.Accessible", "Name"),
+                )
+                .ok()
+                .and_then(|value| String::try_from(value).ok())
+                .is_some_and(|n| n == name)
+        })
+        .count()
+}
+
+fn bridge_status(session: &mut TestSession, socket: &Path) -> Value {
+    let mut cmd = session.command(bridge_binary().expect("the bridge binary"));
+    cmd.args(["status", "--json", "--socket"]).arg(socket);
+    let out = session.run_ok("status", cmd, WAIT).expect("status answers");
+    serde_json::from_str(&out).expect("status prints JSON")
+}
