@@ -46,6 +46,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Sender socket (default: $XDG_RUNTIME_DIR/newton-atspi/bridge.sock, or $NEWTON_ATSPI_SOCKET).
+    /// Under socket activation (newton-atspi-bridge.socket, LISTEN_FDS) the passed socket is
+    /// served; it must be bound to this path.
     #[arg(long)]
     pub socket: Option<PathBuf>,
     /// Also accept one sender on stdin/stdout (for ssh channels and pipes).
