@@ -15,6 +15,7 @@ mod profile;
 mod pywalk;
 mod queries;
 mod report;
+mod restart;
 mod stats;
 mod updates;
 mod walks;
@@ -114,6 +115,7 @@ struct Args {
     smoke: bool,
     out: PathBuf,
     profile: Option<PathBuf>,
+    restart_only: bool,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -121,11 +123,13 @@ fn parse_args() -> Result<Option<Args>> {
         smoke: false,
         out: newton_e2e::workspace_root().join("target/bench"),
         profile: None,
+        restart_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--smoke" => args.smoke = true,
+            "--restart-only" => args.restart_only = true,
             "--out" => {
                 let out = it
                     .next()
@@ -153,6 +157,7 @@ fn parse_args() -> Result<Option<Args>> {
                      build the bridge first: cargo build --release -p newton-atspi-bridge).\n\
                      --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
                      --out    where results go (default target/bench/)\n\
+                     --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR"
                 );
                 return Ok(None);
@@ -168,6 +173,7 @@ fn main() -> ExitCode {
         Some(Args {
             profile: Some(dir), ..
         }) => profile::run(&dir),
+        Some(args) if args.restart_only => run_restart_only(&args),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -217,10 +223,43 @@ fn run(args: Args) -> Result<()> {
     let idle_stream = fixtures::list(config.idle_items).renamed("bench idle");
     results.idle = Some(idle::measure(&idle_stream, config.idle_seconds, files)?);
 
+    let (restart_items, restart_rounds) = restart_size(&config);
+    step(
+        started,
+        &format!(
+            "restart: {restart_rounds} bridge restarts per setup, {} nodes",
+            restart_items + 2
+        ),
+    );
+    results.restart = restart::measure(restart_items, restart_rounds)?;
+
     results.total_seconds = started.elapsed().as_secs_f64();
     let written = report::write(&results, &args.out)?;
     println!("{}", report::markdown(&results));
     println!("results: {}", written.join(", "));
+    Ok(())
+}
+
+/// Restart rounds and list items of the restart benchmark.
+fn restart_size(config: &Config) -> (usize, usize) {
+    if config.smoke {
+        (98, 3)
+    } else {
+        (998, 15)
+    }
+}
+
+/// `--restart-only`: the restart benchmark alone, its table on stdout.
+fn run_restart_only(args: &Args) -> Result<()> {
+    let config = if args.smoke {
+        Config::smoke()
+    } else {
+        Config::full()
+    };
+    let mut results = Results::new(&config);
+    let (items, rounds) = restart_size(&config);
+    results.restart = restart::measure(items, rounds)?;
+    println!("{}", report::restart_markdown(&results));
     Ok(())
 }
 

@@ -45,6 +45,8 @@ pub struct Results {
     pub updates: Vec<Updates>,
     pub memory: Vec<Memory>,
     pub idle: Option<Idle>,
+    /// Bridge restart → application back on the desktop (restart.rs).
+    pub restart: Vec<crate::restart::RestartRow>,
     pub orca: Vec<PhaseResult>,
     pub total_seconds: f64,
 }
@@ -65,6 +67,7 @@ impl Results {
             updates: Vec::new(),
             memory: Vec::new(),
             idle: None,
+            restart: Vec::new(),
             orca: Vec::new(),
             total_seconds: 0.0,
         }
@@ -156,6 +159,7 @@ pub fn markdown(r: &Results) -> String {
     update_table(r, &mut s);
     memory_table(r, &mut s);
     idle_table(r, &mut s);
+    restart_table(r, &mut s);
     orca_table(r, &mut s);
     targets_table(r, &mut s);
     s
@@ -412,6 +416,41 @@ fn idle_table(r: &Results, s: &mut String) {
             let _ = writeln!(s, "Wakeups by thread: {}.\n", threads.join(", "));
         }
     }
+}
+
+/// The restart table alone (`newton-bench --restart-only`).
+pub fn restart_markdown(r: &Results) -> String {
+    let mut s = String::new();
+    restart_table(r, &mut s);
+    s
+}
+
+fn restart_table(r: &Results, s: &mut String) {
+    let Some(first) = r.restart.first() else {
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "### Bridge restart → application back on the desktop ({} restarts per setup, SIGTERM then a \
+         new bridge; ReconnectingSender with {} nodes)\n\n\
+         | Setup | back: median | back: p99 | bridge up / sender reconnected: median |\n|---|---|---|---|",
+        first.rounds, first.nodes
+    );
+    for row in &r.restart {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            row.setup,
+            ms(row.back.median_us),
+            ms(row.back.p99_us),
+            ms(row.bridge_up.median_us)
+        );
+    }
+    s.push('\n');
+}
+
+fn ms(micros: f64) -> String {
+    format!("{:.0} ms", micros / 1000.0)
 }
 
 fn orca_table(r: &Results, s: &mut String) {

@@ -1,0 +1,252 @@
+//! Bridge restart → application back on the desktop (docs/protocol.md §2.3): an application
+//! pushing through `newton_producer::ReconnectingSender` stays attached while the bridge is
+//! stopped (SIGTERM, as `systemctl --user restart` does) and started again, `rounds` times, in two
+//! setups measured side by side in one run:
+//!
+//! * **bound**: the bridge binds the socket itself; while it is down the sender's connects are
+//!   refused and it retries on its backoff (50–100 ms doubling, capped at 1–2 s);
+//! * **held**: the socket is held across the restart and passed to the bridge (`LISTEN_FDS`), as
+//!   systemd's socket unit does; the sender's connect is queued and served once the bridge runs.
+//!
+//! Each round is timed from the new bridge's spawn to the application's root on the desktop
+//! with its whole list (the window's child count as pushed), and to the bridge's socket accepting
+//! (bound) or its first welcome (held) for the bridge's own start-up share.
+
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use newton_e2e::{SessionOptions, TestSession};
+use newton_producer::{replay_into, ReconnectOptions, ReconnectingSender, ReplayOptions, Timing};
+use newton_push_protocol::Encoding;
+use rustix::io::{fcntl_setfd, FdFlags};
+use serde::Serialize;
+
+use crate::dbus::{Client, Obj};
+use crate::fixtures::Stream;
+use crate::stats::Summary;
+use crate::world::{bridge_binary, wait_for, READY_TIMEOUT};
+use crate::{fail, Result};
+
+/// One setup's figures.
+#[derive(Debug, Serialize)]
+pub struct RestartRow {
+    pub setup: &'static str,
+    pub rounds: usize,
+    pub nodes: usize,
+    /// New bridge spawned → application back with its full tree.
+    pub back: Summary,
+    /// New bridge spawned → its socket accepts (bound) or the sender reconnected (held).
+    pub bridge_up: Summary,
+}
+
+/// Both setups, `rounds` restarts each, with a list of `items` items.
+pub fn measure(items: usize, rounds: usize) -> Result<Vec<RestartRow>> {
+    let stream = crate::fixtures::list(items).renamed("bench restart");
+    Ok(vec![
+        run(&stream, rounds, Setup::Bound)?,
+        run(&stream, rounds, Setup::Held)?,
+    ])
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Setup {
+    Bound,
+    Held,
+}
+
+struct Rig {
+    session: TestSession,
+    socket: PathBuf,
+    held: Option<UnixListener>,
+    client: Client,
+    generation: u32,
+}
+
+fn run(stream: &Stream, rounds: usize, setup: Setup) -> Result<RestartRow> {
+    let session = TestSession::start(SessionOptions {
+        xvfb: false,
+        atspi: true,
+        ready_timeout: Duration::from_secs(60),
+    })
+    .map_err(|e| fail(format!("cannot bring up the restart session: {e}")))?;
+    let address = session
+        .a11y_bus_address()
+        .ok_or_else(|| fail("the session has no accessibility bus"))?
+        .to_owned();
+    let socket = session.dir().join("bridge.sock");
+    let held = match setup {
+        Setup::Bound => None,
+        Setup::Held => Some(
+            UnixListener::bind(&socket)
+                .map_err(|e| fail(format!("cannot bind {}: {e}", socket.display())))?,
+        ),
+    };
+    let mut rig = Rig {
+        session,
+        socket,
+        held,
+        client: Client::connect(&address)?,
+        generation: 0,
+    };
+    let mut bridge = rig.start_bridge()?;
+    rig.wait_bridge_up(bridge)?;
+    let sender = attach(&rig.socket, stream)?;
+    poll("the application on the desktop", || {
+        Ok(rig.list_size(&stream.name).is_some())
+    })?;
+    // The list's child count as the first bridge serves it, the whole tree attached.
+    let expected_children = rig
+        .list_size(&stream.name)
+        .ok_or_else(|| fail("the application left the desktop"))?;
+    let (mut back, mut up) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        rig.session.stop(bridge, Duration::from_secs(20));
+        rig.wait_gone(&stream.name)?;
+        let spawned = Instant::now();
+        bridge = rig.start_bridge()?;
+        match setup {
+            Setup::Bound => rig.wait_bridge_up(bridge)?,
+            Setup::Held => wait_for("the sender to reconnect", READY_TIMEOUT, || {
+                Ok(sender.is_connected())
+            })?,
+        }
+        up.push(spawned.elapsed());
+        rig.wait_back(&stream.name, expected_children)?;
+        back.push(spawned.elapsed());
+    }
+    drop(sender);
+    rig.session.stop(bridge, Duration::from_secs(20));
+    drop(rig.held.take());
+    let _ = rig.session.shutdown();
+    Ok(RestartRow {
+        setup: match setup {
+            Setup::Bound => "bridge binds the socket (no socket unit)",
+            Setup::Held => "socket held across the restart (socket unit, LISTEN_FDS)",
+        },
+        rounds,
+        nodes: stream.nodes,
+        back: Summary::of(&back),
+        bridge_up: Summary::of(&up),
+    })
+}
+
+/// The stream through a reconnecting sender, acknowledged.
+fn attach(socket: &Path, stream: &Stream) -> Result<ReconnectingSender> {
+    let mut hello = stream.hello()?;
+    hello.encoding = Encoding::Postcard;
+    let sender = ReconnectingSender::new(socket, hello, ReconnectOptions::default())
+        .map_err(|e| fail(format!("cannot start the reconnecting sender: {e}")))?;
+    if !sender.wait_connected(READY_TIMEOUT) {
+        return Err(fail(format!(
+            "the reconnecting sender never connected: {}",
+            sender.last_error().unwrap_or_default()
+        )));
+    }
+    let options = ReplayOptions {
+        timing: Timing::AsFastAsPossible,
+        wait_for_acks: Some(READY_TIMEOUT),
+        encoding: None,
+        skip_goodbye: true,
+    };
+    replay_into(&sender, &stream.lines, options)
+        .map_err(|e| fail(format!("attaching {} failed: {e}", stream.name)))?;
+    Ok(sender)
+}
+
+impl Rig {
+    fn start_bridge(&mut self) -> Result<u32> {
+        self.generation += 1;
+        let name = format!("bridge-{}", self.generation);
+        let bin = bridge_binary()?;
+        let spawned = match &self.held {
+            None => {
+                let mut cmd = self.session.command(&bin);
+                cmd.arg("serve")
+                    .arg("--socket")
+                    .arg(&self.socket)
+                    .args(["--log-level", "warn"]);
+                self.session.spawn(&name, cmd)
+            }
+            Some(listener) => {
+                let fd = listener.as_raw_fd();
+                let mut cmd = self.session.command("sh");
+                cmd.arg("-c")
+                    .arg(
+                        "fd=$1; shift; [ \"$fd\" = 3 ] || eval \"exec 3<&$fd $fd<&-\"; \
+                         LISTEN_PID=$$ LISTEN_FDS=1 exec \"$@\"",
+                    )
+                    .arg("sh")
+                    .arg(fd.to_string())
+                    .arg(&bin)
+                    .arg("serve")
+                    .arg("--socket")
+                    .arg(&self.socket)
+                    .args(["--log-level", "warn"]);
+                // Inheritable only for this spawn (the suite starts nothing else meanwhile).
+                fcntl_setfd(listener, FdFlags::empty())
+                    .map_err(|e| fail(format!("cannot pass the socket: {e}")))?;
+                let spawned = self.session.spawn(&name, cmd);
+                let _ = fcntl_setfd(listener, FdFlags::CLOEXEC);
+                spawned
+            }
+        };
+        spawned.map_err(|e| fail(format!("cannot start the bridge: {e}")))
+    }
+
+    fn wait_bridge_up(&mut self, pid: u32) -> Result<()> {
+        let (session, socket) = (&mut self.session, &self.socket);
+        poll("the bridge socket", || {
+            session
+                .ensure_running(pid)
+                .map_err(|e| fail(e.to_string()))?;
+            Ok(UnixStream::connect(socket).is_ok())
+        })
+    }
+
+    /// Until the application is on the desktop with `children` items in its list.
+    fn wait_back(&self, name: &str, children: i32) -> Result<()> {
+        poll(&format!("{name:?} back with its tree"), || {
+            Ok(self.list_size(name) == Some(children))
+        })
+    }
+
+    /// Items of the list (application → window → list), when the application is there.
+    fn list_size(&self, name: &str) -> Option<i32> {
+        let root = self.app(name)?;
+        let window = self.client.children(&root).ok()?.into_iter().next()?;
+        let list = self.client.children(&window).ok()?.into_iter().next()?;
+        self.client.child_count(&list).ok()
+    }
+
+    fn wait_gone(&self, name: &str) -> Result<()> {
+        poll(&format!("{name:?} to leave the desktop"), || {
+            Ok(self.app(name).is_none())
+        })
+    }
+
+    fn app(&self, name: &str) -> Option<Obj> {
+        self.client
+            .desktop_apps()
+            .ok()?
+            .into_iter()
+            .find(|app| self.client.name(app).ok().as_deref() == Some(name))
+    }
+}
+
+/// Polls every 2 ms (the figure is tens to hundreds of milliseconds; 50 ms polling would
+/// dominate its resolution), bounded by the ready timeout.
+fn poll(what: &str, mut condition: impl FnMut() -> Result<bool>) -> Result<()> {
+    let start = Instant::now();
+    while !condition()? {
+        if start.elapsed() > READY_TIMEOUT {
+            return Err(fail(format!(
+                "timed out after {:.0} s waiting for {what}",
+                READY_TIMEOUT.as_secs_f64()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
+}
