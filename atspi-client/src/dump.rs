@@ -1,5 +1,6 @@
-//! `dump`: walk any AT-SPI application as a client sees it and print its
-//! tree (text or JSON). Works on every AT-SPI application, bridged or not.
+//! The walker behind `dump` and `diff`: walk any AT-SPI application as a
+//! client sees it and render its tree (text or JSON). Works on every AT-SPI
+//! application, bridged or not.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -749,33 +750,6 @@ fn write_text(node: &DumpNode, depth: usize, out: &mut String) {
     for child in &node.children {
         write_text(child, depth + 1, out);
     }
-}
-
-/// `dump [APP]`: prints the chosen applications' trees.
-pub fn run(args: crate::cli::DumpArgs) -> Result<(), Box<dyn std::error::Error>> {
-    async_io::block_on(async {
-        let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
-            Some(address) => address,
-            None => crate::a11y_bus::find_address().await?,
-        };
-        let conn = crate::a11y_bus::connect(&address).await?;
-        let apps = select_apps(applications(&conn).await?, args.app.as_deref())?;
-        let limits = WalkLimits {
-            max_depth: args.max_depth,
-            max_nodes: args.max_nodes,
-        };
-        let mut trees = Vec::new();
-        for (bus, _) in &apps {
-            trees.push(walk_application(&conn, bus, limits).await);
-        }
-        let output = if args.json {
-            to_json(&trees)?
-        } else {
-            trees.iter().map(to_text).collect()
-        };
-        crate::print_out(&output)?;
-        Ok(())
-    })
 }
 
 /// Picks the applications named `wanted`: an exact name match, else the one
