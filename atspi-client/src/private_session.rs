@@ -1,14 +1,229 @@
-//! Private session and accessibility buses for the demo when no desktop
-//! session is running: dbus-daemon, at-spi-bus-launcher, at-spi2-registryd.
-//! Every process started here is killed by PID on drop, nothing else.
+//! The one launcher of private session and accessibility buses: dbus-daemon,
+//! at-spi-bus-launcher (which starts the accessibility bus and answers
+//! `org.a11y.Status.IsEnabled`) and at-spi2-registryd.
+//!
+//! Two layers. The steps ([`launcher_args`], [`wait_for_a11y_bus`],
+//! [`wait_for_registry`], [`set_is_enabled`]) know how each part comes up and
+//! when it is ready; callers that track their own children (the end-to-end
+//! harness, which logs and restarts each part, and the benchmarks) spawn the
+//! processes themselves and use them. [`PrivateSession`] runs the whole
+//! sequence for the CLI (`demo`), owning its children: every process started
+//! here is killed by PID on drop, nothing else.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BUS_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
-const REGISTRYD: &str = "/usr/libexec/at-spi2-registryd";
+/// at-spi2-core's accessibility bus launcher (Debian's path).
+pub const BUS_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
+/// at-spi2-core's registry daemon (Debian's path).
+pub const REGISTRYD: &str = "/usr/libexec/at-spi2-registryd";
+/// The registry's well-known name on the accessibility bus.
+pub const REGISTRY_NAME: &str = "org.a11y.atspi.Registry";
+/// The launcher's well-known name on the session bus.
+const A11Y_BUS_NAME: &str = "org.a11y.Bus";
+const A11Y_BUS_PATH: &str = "/org/a11y/bus";
+/// How often readiness is probed.
+const PROBE_INTERVAL: Duration = Duration::from_millis(50);
+
+/// at-spi-bus-launcher's arguments: start the bus at once, with
+/// `org.a11y.Status.IsEnabled` as given (`true`: as after a screen reader was
+/// turned on; `false`: the "no AT, no cost" state).
+pub fn launcher_args(is_enabled: bool) -> [&'static str; 2] {
+    let a11y = if is_enabled { "--a11y=1" } else { "--a11y=0" };
+    ["--launch-immediately", a11y]
+}
+
+/// Why a start-up step failed. `E` is what the caller's liveness check
+/// returned (a process that exited, with whatever the caller knows of it).
+#[derive(Debug, thiserror::Error)]
+pub enum StepError<E: std::fmt::Display> {
+    #[error("{0}")]
+    Exited(E),
+    #[error("timed out after {seconds:.0} s waiting for {what}")]
+    Timeout { what: &'static str, seconds: f64 },
+    #[error("{what}: {source}")]
+    Bus {
+        what: String,
+        #[source]
+        source: Box<zbus::Error>,
+    },
+    #[error("org.a11y.Bus.GetAddress returned an empty address")]
+    EmptyAddress,
+}
+
+/// Waits until at-spi-bus-launcher owns `org.a11y.Bus` on `session_bus`,
+/// then returns the accessibility bus address it gives. Only `NameHasOwner`
+/// while waiting: a call to the unowned name would make the bus activate a
+/// second launcher. `still_running` is asked before every probe, so a
+/// launcher that died fails the wait at once.
+pub fn wait_for_a11y_bus<E: std::fmt::Display>(
+    session_bus: &str,
+    timeout: Duration,
+    still_running: impl FnMut() -> Result<(), E>,
+) -> Result<String, StepError<E>> {
+    let conn = connect(session_bus)?;
+    wait_for_name(
+        &conn,
+        A11Y_BUS_NAME,
+        "org.a11y.Bus on the session bus",
+        timeout,
+        still_running,
+    )?;
+    let address: String = call(
+        &conn,
+        A11Y_BUS_NAME,
+        A11Y_BUS_PATH,
+        A11Y_BUS_NAME,
+        "GetAddress",
+        &(),
+    )?;
+    if address.is_empty() {
+        return Err(StepError::EmptyAddress);
+    }
+    Ok(address)
+}
+
+/// Waits until the registry owns its name on `a11y_bus`. `not_owned_yet` is
+/// asked after every probe that found no owner (the owner may also be a
+/// registry the bus activated meanwhile, so a registry process that exited
+/// is only a failure while nobody owns the name).
+pub fn wait_for_registry<E: std::fmt::Display>(
+    a11y_bus: &str,
+    timeout: Duration,
+    not_owned_yet: impl FnMut() -> Result<(), E>,
+) -> Result<(), StepError<E>> {
+    let conn = connect(a11y_bus)?;
+    let mut not_owned_yet = not_owned_yet;
+    let deadline = Instant::now() + timeout;
+    loop {
+        if name_has_owner(&conn, REGISTRY_NAME)? {
+            return Ok(());
+        }
+        not_owned_yet().map_err(StepError::Exited)?;
+        if Instant::now() >= deadline {
+            return Err(StepError::Timeout {
+                what: "org.a11y.atspi.Registry on the a11y bus",
+                seconds: timeout.as_secs_f64(),
+            });
+        }
+        std::thread::sleep(PROBE_INTERVAL);
+    }
+}
+
+/// Sets `org.a11y.Status.IsEnabled` on the launcher, as GNOME does when a
+/// screen reader is turned on or off.
+pub fn set_is_enabled(session_bus: &str, enabled: bool) -> zbus::Result<()> {
+    let conn = async_io::block_on(connect_async(session_bus))?;
+    let value = zbus::zvariant::Value::from(enabled);
+    async_io::block_on(conn.call_method(
+        Some(A11Y_BUS_NAME),
+        A11Y_BUS_PATH,
+        Some("org.freedesktop.DBus.Properties"),
+        "Set",
+        &("org.a11y.Status", "IsEnabled", value),
+    ))
+    .map(|_| ())
+}
+
+/// Reads `org.a11y.Status.IsEnabled` from the launcher.
+pub fn is_enabled(session_bus: &str) -> zbus::Result<bool> {
+    async_io::block_on(async {
+        let conn = connect_async(session_bus).await?;
+        let reply = conn
+            .call_method(
+                Some(A11Y_BUS_NAME),
+                A11Y_BUS_PATH,
+                Some("org.freedesktop.DBus.Properties"),
+                "Get",
+                &("org.a11y.Status", "IsEnabled"),
+            )
+            .await?;
+        let value: zbus::zvariant::OwnedValue = reply.body().deserialize()?;
+        bool::try_from(value).map_err(zbus::Error::from)
+    })
+}
+
+async fn connect_async(address: &str) -> zbus::Result<zbus::Connection> {
+    zbus::connection::Builder::address(address)?.build().await
+}
+
+fn connect<E: std::fmt::Display>(address: &str) -> Result<zbus::Connection, StepError<E>> {
+    async_io::block_on(connect_async(address)).map_err(|source| StepError::Bus {
+        what: format!("connect to bus {address}"),
+        source: Box::new(source),
+    })
+}
+
+fn call<B, R, E>(
+    conn: &zbus::Connection,
+    dest: &str,
+    path: &str,
+    iface: &str,
+    method: &str,
+    body: &B,
+) -> Result<R, StepError<E>>
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType,
+    R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    E: std::fmt::Display,
+{
+    let what = || format!("{dest} {path} {iface}.{method}");
+    async_io::block_on(async {
+        let reply = conn
+            .call_method(Some(dest), path, Some(iface), method, body)
+            .await
+            .map_err(|source| StepError::Bus {
+                what: what(),
+                source: Box::new(source),
+            })?;
+        reply
+            .body()
+            .deserialize::<R>()
+            .map_err(|source| StepError::Bus {
+                what: what(),
+                source: Box::new(source),
+            })
+    })
+}
+
+fn name_has_owner<E: std::fmt::Display>(
+    conn: &zbus::Connection,
+    name: &str,
+) -> Result<bool, StepError<E>> {
+    call(
+        conn,
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus",
+        "NameHasOwner",
+        &(name,),
+    )
+}
+
+fn wait_for_name<E: std::fmt::Display>(
+    conn: &zbus::Connection,
+    name: &str,
+    what: &'static str,
+    timeout: Duration,
+    mut still_running: impl FnMut() -> Result<(), E>,
+) -> Result<(), StepError<E>> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        still_running().map_err(StepError::Exited)?;
+        if name_has_owner(conn, name)? {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(StepError::Timeout {
+                what,
+                seconds: timeout.as_secs_f64(),
+            });
+        }
+        std::thread::sleep(PROBE_INTERVAL);
+    }
+}
 
 /// Why the private session could not start.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +240,8 @@ pub enum SessionError {
     },
     #[error("{what} did not come up within {seconds} s")]
     Timeout { what: &'static str, seconds: u64 },
+    #[error("{what} did not come up: {reason}")]
+    Bus { what: &'static str, reason: String },
 }
 
 /// The running private buses.
@@ -102,7 +319,8 @@ impl PrivateSession {
     fn start_launcher(&mut self) -> Result<(), SessionError> {
         let child = self
             .command(BUS_LAUNCHER)
-            .args(["--launch-immediately", "--a11y=1", "--screen-reader=0"])
+            .args(launcher_args(true))
+            .arg("--screen-reader=0")
             .spawn()
             .map_err(|source| spawn_error(BUS_LAUNCHER, source, "at-spi2-core"))?;
         self.children.push(child);
@@ -110,35 +328,10 @@ impl PrivateSession {
     }
 
     fn wait_for_a11y_address(&self) -> Result<String, SessionError> {
-        let address = self.session_address.clone();
-        poll(
-            Duration::from_secs(20),
-            "the accessibility bus launcher",
-            || {
-                async_io::block_on(async {
-                    let conn = zbus::connection::Builder::address(address.as_str())
-                        .ok()?
-                        .build()
-                        .await
-                        .ok()?;
-                    let reply = conn
-                        .call_method(
-                            Some("org.a11y.Bus"),
-                            "/org/a11y/bus",
-                            Some("org.a11y.Bus"),
-                            "GetAddress",
-                            &(),
-                        )
-                        .await
-                        .ok()?;
-                    reply
-                        .body()
-                        .deserialize::<String>()
-                        .ok()
-                        .filter(|a| !a.is_empty())
-                })
-            },
-        )
+        wait_for_a11y_bus(&self.session_address, READY_TIMEOUT, || {
+            Ok::<_, std::convert::Infallible>(())
+        })
+        .map_err(|e| step_failed("the accessibility bus launcher", e))
     }
 
     fn start_registry(&mut self) -> Result<(), SessionError> {
@@ -148,20 +341,10 @@ impl PrivateSession {
             .spawn()
             .map_err(|source| spawn_error(REGISTRYD, source, "at-spi2-core"))?;
         self.children.push(child);
-        let address = self.a11y_address.clone();
-        poll(Duration::from_secs(20), "the AT-SPI registry", || {
-            async_io::block_on(async {
-                let conn = zbus::connection::Builder::address(address.as_str())
-                    .ok()?
-                    .build()
-                    .await
-                    .ok()?;
-                let proxy = zbus::fdo::DBusProxy::new(&conn).await.ok()?;
-                let name = zbus::names::BusName::try_from("org.a11y.atspi.Registry").ok()?;
-                proxy.name_has_owner(name).await.ok().filter(|owned| *owned)
-            })
+        wait_for_registry(&self.a11y_address, READY_TIMEOUT, || {
+            Ok::<_, std::convert::Infallible>(())
         })
-        .map(|_| ())
+        .map_err(|e| step_failed("the AT-SPI registry", e))
     }
 
     fn command(&self, program: &str) -> Command {
@@ -201,23 +384,18 @@ fn spawn_error(program: &str, source: std::io::Error, package: &'static str) -> 
     }
 }
 
-/// Polls `probe` until it yields a value; used only for readiness.
-fn poll<T>(
-    limit: Duration,
-    what: &'static str,
-    mut probe: impl FnMut() -> Option<T>,
-) -> Result<T, SessionError> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(value) = probe() {
-            return Ok(value);
-        }
-        if Instant::now() >= deadline {
-            return Err(SessionError::Timeout {
-                what,
-                seconds: limit.as_secs(),
-            });
-        }
-        std::thread::sleep(Duration::from_millis(50));
+/// How long each part of [`PrivateSession`] may take to come up.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn step_failed(what: &'static str, error: StepError<std::convert::Infallible>) -> SessionError {
+    match error {
+        StepError::Timeout { seconds, .. } => SessionError::Timeout {
+            what,
+            seconds: seconds as u64,
+        },
+        other => SessionError::Bus {
+            what,
+            reason: other.to_string(),
+        },
     }
 }
