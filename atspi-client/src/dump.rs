@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use serde::Serialize;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
 const REGISTRY: &str = "org.a11y.atspi.Registry";
 const ROOT: &str = "/org/a11y/atspi/accessible/root";
@@ -64,7 +64,7 @@ impl Default for WalkLimits {
     }
 }
 
-type ObjectRef = (String, OwnedObjectPath);
+use crate::wire::ObjectRef;
 
 /// The desktop's applications: (bus name, name).
 pub async fn applications(conn: &zbus::Connection) -> zbus::Result<Vec<(String, String)>> {

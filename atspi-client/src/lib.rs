@@ -5,7 +5,8 @@
 //! * [`dump`]: the tree walker (what an AT reads, object by object, or from
 //!   the cache) and its text/JSON renderings;
 //! * [`private_session`]: the one launcher of private session and
-//!   accessibility buses with the registry and `IsEnabled` set.
+//!   accessibility buses with the registry and `IsEnabled` set;
+//! * [`wire`]: the object reference and cache item shapes, declared once.
 //!
 //! It never serves anything; the daemon is the bridge/ crate.
 
@@ -13,3 +14,4 @@
 
 pub mod dump;
 pub mod private_session;
+pub mod wire;

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use atspi_common::{Role, StateSet};
 use newton_e2e::BusClient;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
 const REGISTRY: &str = "org.a11y.atspi.Registry";
 const ROOT: &str = "/org/a11y/atspi/accessible/root";
@@ -33,7 +33,7 @@ pub struct Obj {
     pub children: Vec<Obj>,
 }
 
-type ObjectRef = (String, OwnedObjectPath);
+use newton_atspi_client::wire::ObjectRef;
 
 /// The bus name of the desktop application called exactly `name`.
 pub fn find_app(client: &BusClient, name: &str) -> Option<String> {
