@@ -64,7 +64,7 @@ impl Default for WalkLimits {
     }
 }
 
-use crate::wire::ObjectRef;
+use crate::wire::{CacheItem, ObjectRef};
 
 /// The desktop's applications: (bus name, name).
 pub async fn applications(conn: &zbus::Connection) -> zbus::Result<Vec<(String, String)>> {
@@ -189,21 +189,6 @@ impl Walker<'_> {
     }
 }
 
-/// One `Cache.GetItems` entry: object, application, parent, index in
-/// parent, child count, interfaces, name, role, description, states.
-type CacheEntry = (
-    ObjectRef,
-    ObjectRef,
-    ObjectRef,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
-
 /// Reads one application's tree with a single `Cache.GetItems` call (the
 /// root object itself with ordinary calls): structure, role, name,
 /// description, states and interfaces of every object, in a fraction of a
@@ -218,7 +203,7 @@ pub async fn cache_tree(conn: &zbus::Connection, bus: &str, limits: WalkLimits) 
     root.actions.clear();
     (root.value, root.minimum, root.maximum, root.extents) = (None, None, None, None);
     root.relations.clear();
-    let items = match call::<Vec<CacheEntry>>(
+    let items = match call::<Vec<CacheItem>>(
         conn,
         bus,
         "/org/a11y/atspi/cache",
@@ -263,7 +248,7 @@ pub async fn cache_tree(conn: &zbus::Connection, bus: &str, limits: WalkLimits) 
 
 fn cache_children(
     parent: &str,
-    items: &[CacheEntry],
+    items: &[CacheItem],
     by_parent: &BTreeMap<String, Vec<(i32, usize)>>,
     depth: usize,
     max_depth: usize,
@@ -587,7 +572,8 @@ async fn relations_of(conn: &zbus::Connection, bus: &str, path: &str) -> Vec<Str
     out
 }
 
-fn relation_name(kind: u32) -> String {
+/// AT-SPI relation type names (atspi-constants.h order).
+pub fn relation_name(kind: u32) -> String {
     const NAMES: [&str; 24] = [
         "null",
         "label-for",

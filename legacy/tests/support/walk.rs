@@ -211,37 +211,7 @@ fn relations_of(client: &BusClient, bus: &str, path: &str) -> BTreeSet<String> {
     out
 }
 
-/// AT-SPI relation type names (atspi-constants.h order).
-pub fn relation_name(kind: u32) -> String {
-    const NAMES: [&str; 23] = [
-        "null",
-        "label-for",
-        "labelled-by",
-        "controller-for",
-        "controlled-by",
-        "member-of",
-        "tooltip-for",
-        "node-child-of",
-        "node-parent-of",
-        "extended",
-        "flows-to",
-        "flows-from",
-        "subwindow-of",
-        "embeds",
-        "embedded-by",
-        "popup-for",
-        "parent-window-of",
-        "description-for",
-        "described-by",
-        "details",
-        "details-for",
-        "error-message",
-        "error-for",
-    ];
-    NAMES
-        .get(kind as usize)
-        .map_or_else(|| format!("relation-{kind}"), |n| (*n).to_string())
-}
+pub use newton_atspi_client::dump::relation_name;
 
 fn state_names(words: &[u32]) -> BTreeSet<String> {
     let low = u64::from(words.first().copied().unwrap_or(0));
