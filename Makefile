@@ -27,7 +27,7 @@ CARGO_TARGET_DIR ?= target
 NAME := newton-atspi-bridge
 DBUS_NAME := org.freedesktop.a11y.NewtonBridge
 BIN := $(CARGO_TARGET_DIR)/release/$(NAME)
-# Under target/release/ so cargo-deb finds the generated files (see bridge/Cargo.toml).
+# Under target/release/ so cargo-deb finds the generated files (see tools/Cargo.toml).
 GEN := $(CARGO_TARGET_DIR)/release/packaging
 
 INSTALL ?= install
@@ -77,7 +77,7 @@ uninstall:
 	rm -f $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
 	rm -f $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
 
-# The .deb installs into /usr; its file list is [package.metadata.deb] in bridge/Cargo.toml.
+# The .deb installs into /usr; its file list is [package.metadata.deb] in tools/Cargo.toml.
 # Debian wants compressed man pages and a stripped binary (the release profile keeps
 # debug info for backtraces; DEBFLAGS=--dbgsym moves it to a -dbgsym package instead).
 DEBFLAGS ?= --strip

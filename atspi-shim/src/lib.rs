@@ -25,6 +25,8 @@
 //! * before sending a signal: [`EventListeners::is_needed`] on
 //!   [`event_name`] (events libatspi's cache depends on always pass).
 
+#![forbid(unsafe_code)]
+
 pub mod context;
 pub mod coords;
 pub mod dispatch;

@@ -8,6 +8,8 @@ use zbus::connection::Builder;
 use zbus::zvariant::{DynamicDeserialize, DynamicType, OwnedObjectPath};
 use zbus::{Connection, Message};
 
+use newton_atspi_client::wire::ObjectRef;
+
 use crate::{fail, Result};
 
 pub const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
@@ -208,8 +210,7 @@ impl Client {
     }
 
     pub fn children(&self, obj: &Obj) -> Result<Vec<Obj>> {
-        let refs: Vec<(String, OwnedObjectPath)> =
-            self.call(obj, ACCESSIBLE, "GetChildren", &())?;
+        let refs: Vec<ObjectRef> = self.call(obj, ACCESSIBLE, "GetChildren", &())?;
         Ok(refs
             .into_iter()
             .map(|(dest, path)| Obj { dest, path })
@@ -217,8 +218,7 @@ impl Client {
     }
 
     pub fn child_at(&self, obj: &Obj, index: i32) -> Result<Obj> {
-        let (dest, path): (String, OwnedObjectPath) =
-            self.call(obj, ACCESSIBLE, "GetChildAtIndex", &(index,))?;
+        let (dest, path): ObjectRef = self.call(obj, ACCESSIBLE, "GetChildAtIndex", &(index,))?;
         Ok(Obj { dest, path })
     }
 

@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 use newton_e2e::{SessionOptions, TestSession};
 use serde::Serialize;
 
-use crate::dbus::Client;
 use crate::fixtures::Stream;
 use crate::procfs::{context_switches, context_switches_by_thread, cpu_seconds};
-use crate::world::{wait_for, World};
+use crate::world::World;
 use crate::{fail, Result};
 
 #[derive(Debug, Serialize)]
@@ -69,48 +68,11 @@ pub fn measure(stream: &Stream, seconds: f64, files: PathBuf) -> Result<Idle> {
 /// at-spi-bus-launcher with `--a11y=0` (so `org.a11y.Status.IsEnabled` is false) and the
 /// registry; returns the accessibility bus address.
 fn start_disabled_atspi(session: &mut TestSession) -> Result<String> {
-    let mut cmd = session.command("/usr/libexec/at-spi-bus-launcher");
-    cmd.args(["--launch-immediately", "--a11y=0"]);
-    let launcher = session
-        .spawn("at-spi-bus-launcher", cmd)
+    let (_, address) = session
+        .start_a11y_bus("at-spi-bus-launcher", false)
         .map_err(|e| fail(format!("cannot start at-spi-bus-launcher: {e}")))?;
-    let bus = Client::connect(session.session_bus_address())?;
-    let dbus = crate::dbus::Obj::new("org.freedesktop.DBus", "/org/freedesktop/DBus")?;
-    wait_for(
-        "org.a11y.Bus on the session bus",
-        Duration::from_secs(60),
-        || {
-            session
-                .ensure_running(launcher)
-                .map_err(|e| fail(e.to_string()))?;
-            bus.call(
-                &dbus,
-                "org.freedesktop.DBus",
-                "NameHasOwner",
-                &("org.a11y.Bus",),
-            )
-        },
-    )?;
-    let a11y_bus = crate::dbus::Obj::new("org.a11y.Bus", "/org/a11y/bus")?;
-    let address: String = bus.call(&a11y_bus, "org.a11y.Bus", "GetAddress", &())?;
-    let registryd = session.command("/usr/libexec/at-spi2-registryd");
-    let mut registry_env = registryd;
-    registry_env.env("AT_SPI_BUS_ADDRESS", &address);
     session
-        .spawn("at-spi2-registryd", registry_env)
+        .start_registry("at-spi2-registryd", &address)
         .map_err(|e| fail(format!("cannot start at-spi2-registryd: {e}")))?;
-    let a11y = Client::connect(&address)?;
-    wait_for(
-        "the registry on the accessibility bus",
-        Duration::from_secs(60),
-        || {
-            a11y.call(
-                &dbus,
-                "org.freedesktop.DBus",
-                "NameHasOwner",
-                &("org.a11y.atspi.Registry",),
-            )
-        },
-    )?;
     Ok(address)
 }

@@ -5,6 +5,8 @@
 //!
 //! It never judges speed: it fails only when a benchmark cannot run.
 
+#![forbid(unsafe_code)]
+
 mod dbus;
 mod fixtures;
 mod idle;

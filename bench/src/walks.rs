@@ -5,7 +5,6 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use zbus::zvariant::OwnedObjectPath;
 
 use crate::dbus::{Client, Obj, Query};
 use crate::{fail, Result};
@@ -24,18 +23,7 @@ pub struct Walk {
     pub get_items_count: usize,
 }
 
-type CacheItem = (
-    (String, OwnedObjectPath),
-    (String, OwnedObjectPath),
-    (String, OwnedObjectPath),
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
+use newton_atspi_client::wire::CacheItem;
 
 /// Walks breadth-first from `root`, then times `get_items_runs` GetItems calls.
 pub fn walk(client: &Client, root: &Obj, get_items_runs: usize) -> Result<Walk> {

@@ -87,6 +87,7 @@ pub fn passed_listener() -> Result<Option<(UnixListener, Option<PathBuf>)>, Acti
     // SAFETY: sd_listen_fds(3): the service manager opened fd 3 for this
     // process (LISTEN_PID is ours) and nothing else in the bridge owns it;
     // TAKEN makes sure it is wrapped only once.
+    #[allow(unsafe_code)]
     let fd = unsafe { OwnedFd::from_raw_fd(LISTEN_FDS_START) };
     check_listener(&fd)?;
     fcntl_setfd(&fd, FdFlags::CLOEXEC)

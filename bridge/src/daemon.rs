@@ -18,8 +18,8 @@ use newton_push_protocol::{BridgeMessage, Encoding};
 use tracing::{debug, info, warn};
 
 use crate::app::BridgedApp;
-use crate::cli::ServeArgs;
 use crate::listeners::{self, SharedListeners};
+use crate::serve_args::ServeArgs;
 use crate::{a11y_bus, accept, sender, socket};
 
 /// Settings and the live applications, shared by every sender task.

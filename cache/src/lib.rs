@@ -10,6 +10,7 @@
 //! accepted commit returns a [`ChangeSet`] that the AT-SPI layer turns into
 //! events.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod app;

@@ -11,6 +11,8 @@
 //! is skipped, as the bridge skips it. Action requests from ATs go to
 //! stderr as JSON lines.
 
+#![forbid(unsafe_code)]
+
 mod naming;
 mod recording;
 mod snapshot;

@@ -129,7 +129,7 @@ fn object_path_of(client: &BusClient, bus: &str, role: &str, name: &str) -> Stri
         if this_role == role && this_name == name {
             return path;
         }
-        let children: Vec<(String, zbus::zvariant::OwnedObjectPath)> = client
+        let children: Vec<newton_atspi_client::wire::ObjectRef> = client
             .call(bus, &path, "org.a11y.atspi.Accessible", "GetChildren", &())
             .unwrap_or_default();
         stack.extend(children.into_iter().map(|(_, p)| p.to_string()));

@@ -21,8 +21,9 @@ use newton_e2e::{
     bridge_binary, fixture, wait_until, Bridge, BusClient, SessionOptions, SteppedReplay,
     TestSession,
 };
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
+use newton_atspi_client::wire::ObjectRef;
 use support::walk::{find_app, walk_app, Obj};
 use support::{name_and_serials, Legacy};
 
@@ -506,32 +507,20 @@ fn queries() -> Vec<Query> {
                 .is_ok()
         }),
         ("GetChildAtIndex(0) on the window", |c, bus, window, _| {
-            c.call::<_, (String, OwnedObjectPath)>(
-                bus,
-                window,
-                ACCESSIBLE,
-                "GetChildAtIndex",
-                &(0i32,),
-            )
-            .is_ok()
+            c.call::<_, ObjectRef>(bus, window, ACCESSIBLE, "GetChildAtIndex", &(0i32,))
+                .is_ok()
         }),
         (
             "GetChildren on the window's first child",
             |c, bus, _, leaf_parent| {
-                c.call::<_, Vec<(String, OwnedObjectPath)>>(
-                    bus,
-                    leaf_parent,
-                    ACCESSIBLE,
-                    "GetChildren",
-                    &(),
-                )
-                .is_ok()
+                c.call::<_, Vec<ObjectRef>>(bus, leaf_parent, ACCESSIBLE, "GetChildren", &())
+                    .is_ok()
             },
         ),
         (
             "GetRelationSet on the window's first child",
             |c, bus, _, first| {
-                c.call::<_, Vec<(u32, Vec<(String, OwnedObjectPath)>)>>(
+                c.call::<_, Vec<(u32, Vec<ObjectRef>)>>(
                     bus,
                     first,
                     ACCESSIBLE,
@@ -560,13 +549,7 @@ fn latencies(client: &BusClient, legacy: &str, bridged: &str) -> Vec<(&'static s
         let bus = find_app(client, app)?;
         let child = |path: &str| -> Option<String> {
             client
-                .call::<_, (String, OwnedObjectPath)>(
-                    &bus,
-                    path,
-                    ACCESSIBLE,
-                    "GetChildAtIndex",
-                    &(0i32,),
-                )
+                .call::<_, ObjectRef>(&bus, path, ACCESSIBLE, "GetChildAtIndex", &(0i32,))
                 .ok()
                 .map(|(_, p)| p.to_string())
         };

@@ -14,6 +14,7 @@
 //! * [`default_socket_path`]: where the bridge listens.
 //! * [`text`]: producer strings escaped and bounded for logs and error frames.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod codec;

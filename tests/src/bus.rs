@@ -102,7 +102,7 @@ impl BusClient {
     }
 
     /// Bus names of the applications embedded in the desktop (registry's root children).
-    pub fn desktop_children(&self) -> Result<Vec<(String, zbus::zvariant::OwnedObjectPath)>> {
+    pub fn desktop_children(&self) -> Result<Vec<newton_atspi_client::wire::ObjectRef>> {
         self.call(
             REGISTRY_NAME,
             "/org/a11y/atspi/accessible/root",

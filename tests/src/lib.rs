@@ -11,6 +11,8 @@
 //! target dir and profile), or at `$NEWTON_BRIDGE_BIN`. Build it first with
 //! `cargo build -p newton-atspi-bridge` (scripts/test.sh builds the whole workspace first).
 
+#![forbid(unsafe_code)]
+
 mod bridge;
 mod bus;
 mod error;

@@ -44,6 +44,8 @@ pub fn bridge_binary() -> Result<PathBuf> {
 /// Crates compiled into the bridge binary; a source newer than the binary means a stale build.
 const BRIDGE_SOURCES: &[&str] = &[
     "bridge/src",
+    "tools/src",
+    "atspi-client/src",
     "atspi-shim/src",
     "cache/src",
     "protocol/src",

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rustix::process::Signal;
 
-use crate::bus::{BusClient, REGISTRY_NAME};
+use newton_atspi_client::private_session::{self, StepError};
+
+use crate::bus::BusClient;
 use crate::process::{file_tail, pid_alive, pids_with_env_marker, send_signal, TrackedChild};
 use crate::{wait_until, HarnessError, Result};
 
@@ -435,54 +437,66 @@ impl TestSession {
     }
 
     fn start_atspi(&mut self) -> Result<()> {
-        let mut cmd = self.command("/usr/libexec/at-spi-bus-launcher");
-        cmd.args(["--launch-immediately", "--a11y=1"]);
-        let launcher = self.spawn("at-spi-bus-launcher", cmd)?;
-        let session = BusClient::connect(&self.session_bus)?;
-        // NameHasOwner, not GetAddress, while waiting: a call to an unowned org.a11y.Bus would
-        // try D-Bus activation of a second launcher.
-        wait_until(
-            "org.a11y.Bus on the private session bus",
-            self.ready_timeout,
-            || {
-                self.ensure_running(launcher)?;
-                session.name_has_owner("org.a11y.Bus")
-            },
-        )
-        .map_err(|e| self.annotate(e, "at-spi-bus-launcher"))?;
-        let address: String = session.call(
-            "org.a11y.Bus",
-            "/org/a11y/bus",
-            "org.a11y.Bus",
-            "GetAddress",
-            &(),
-        )?;
-        if address.is_empty() {
-            return Err(self.service_error(
-                "at-spi-bus-launcher",
-                "org.a11y.Bus.GetAddress returned an empty address",
-            ));
-        }
+        let (_, address) = self.start_a11y_bus("at-spi-bus-launcher", true)?;
         self.set_env("AT_SPI_BUS_ADDRESS", &address);
         self.a11y_bus = Some(address.clone());
+        self.start_registry("at-spi2-registryd", &address)
+            .map(|_| ())
+    }
 
-        let registryd = self.spawn(
-            "at-spi2-registryd",
-            self.command("/usr/libexec/at-spi2-registryd"),
-        )?;
-        let a11y = BusClient::connect(&address)?;
-        wait_until(
-            "org.a11y.atspi.Registry on the a11y bus",
-            self.ready_timeout,
-            || {
-                // An early exit is fine if the name got an owner anyway (bus activation won a race).
-                if !self.is_running(registryd) && !a11y.name_has_owner(REGISTRY_NAME)? {
-                    self.ensure_running(registryd)?;
-                }
-                a11y.name_has_owner(REGISTRY_NAME)
-            },
-        )
-        .map_err(|e| self.annotate(e, "at-spi2-registryd"))
+    /// Starts at-spi-bus-launcher as child `name` (IsEnabled as given) and waits for the bus;
+    /// returns the launcher's PID and the bus address. The session's environment is left as
+    /// it is (a test decides whether children see AT_SPI_BUS_ADDRESS). Call it again, with a
+    /// new name, to restart the accessibility bus after stopping the old launcher.
+    pub fn start_a11y_bus(&mut self, name: &str, is_enabled: bool) -> Result<(u32, String)> {
+        let mut cmd = self.command(private_session::BUS_LAUNCHER);
+        cmd.args(private_session::launcher_args(is_enabled));
+        let launcher = self.spawn(name, cmd)?;
+        let session_bus = self.session_bus.clone();
+        let timeout = self.ready_timeout;
+        let address = private_session::wait_for_a11y_bus(&session_bus, timeout, || {
+            self.ensure_running(launcher)
+        })
+        .map_err(|e| self.step_error(e, name))?;
+        Ok((launcher, address))
+    }
+
+    /// Starts at-spi2-registryd as child `name` on the accessibility bus `a11y_address` and waits for
+    /// its name. The owner may also be a registry the bus activated meanwhile (it has a service
+    /// file), so an early exit only fails while nobody owns the name. Returns the child's PID.
+    pub fn start_registry(&mut self, name: &str, a11y_address: &str) -> Result<u32> {
+        let mut cmd = self.command(private_session::REGISTRYD);
+        cmd.env("AT_SPI_BUS_ADDRESS", a11y_address);
+        let registryd = self.spawn(name, cmd)?;
+        let timeout = self.ready_timeout;
+        private_session::wait_for_registry(a11y_address, timeout, || {
+            if self.is_running(registryd) {
+                Ok(())
+            } else {
+                self.ensure_running(registryd)
+            }
+        })
+        .map_err(|e| self.step_error(e, name))?;
+        Ok(registryd)
+    }
+
+    /// A start-up step's error as a harness error naming `service`, with its stderr.
+    fn step_error(&self, error: StepError<HarnessError>, service: &str) -> HarnessError {
+        match error {
+            StepError::Exited(error) => error,
+            StepError::Timeout { what, seconds } => self.annotate(
+                HarnessError::Timeout {
+                    what: what.to_string(),
+                    seconds,
+                    detail: String::new(),
+                },
+                service,
+            ),
+            StepError::EmptyAddress => {
+                self.service_error(service, "org.a11y.Bus.GetAddress returned an empty address")
+            }
+            StepError::Bus { what, source } => HarnessError::Dbus { what, source },
+        }
     }
 
     /// Adds the stderr of `service` to a timeout error.

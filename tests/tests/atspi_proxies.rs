@@ -15,7 +15,7 @@ use std::time::Duration;
 use newton_e2e::{fixture, Bridge, SessionOptions, TestSession};
 use newton_producer::Sender;
 use newton_push_protocol::{RecordedLine, SenderMessage};
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
 const BASIC: &str = "generated-small/basic.jsonl";
 const BASIC_APP: &str = "Newton basic demo";
@@ -34,20 +34,7 @@ const ACTION: &str = "org.a11y.atspi.Action";
 const TEXT: &str = "org.a11y.atspi.Text";
 const VALUE: &str = "org.a11y.atspi.Value";
 
-type ObjRef = (String, OwnedObjectPath);
-/// One `Cache.GetItems` entry, `((so)(so)(so)iiassusau)`.
-type CacheItem = (
-    ObjRef,
-    ObjRef,
-    ObjRef,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
+use newton_atspi_client::wire::{CacheItem, ObjectRef as ObjRef};
 
 /// The bridge with one application pushed into it by an in-process sender, and a client on
 /// the a11y bus that talks to that application's connection directly.
@@ -346,7 +333,7 @@ fn accessible_and_application_answer_from_the_replica() {
     let parent = bridged
         .prop(&window, ACCESSIBLE, "Parent")
         .expect("Parent of the window");
-    let parent = <(String, OwnedObjectPath)>::try_from(parent).expect("Parent is (so)");
+    let parent = ObjRef::try_from(parent).expect("Parent is (so)");
     assert_eq!(
         (parent.0.as_str(), parent.1.as_str()),
         (bridged.app_bus.as_str(), ROOT)

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use newton_e2e::{fixture, Bridge, SessionOptions, TestSession};
 use rustix::process::{kill_process, Pid, Signal};
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
 const BASIC: &str = "generated-small/basic.jsonl";
 const BASIC_APP: &str = "Newton basic demo";
@@ -27,19 +27,7 @@ const ACTION_REQUESTS: usize = 20;
 /// Far beyond libatspi's 800 ms call timeout: only a hang trips it (not a speed assertion).
 const HANG_BOUND: Duration = Duration::from_secs(20);
 
-type ObjRef = (String, OwnedObjectPath);
-type CacheItem = (
-    ObjRef,
-    ObjRef,
-    ObjRef,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
+use newton_atspi_client::wire::{CacheItem, ObjectRef as ObjRef};
 
 /// A client on the a11y bus talking to one bridged application.
 #[derive(Clone)]

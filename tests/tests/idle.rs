@@ -29,7 +29,6 @@ const SETTLE: Duration = Duration::from_secs(1);
 const MAX_IDLE_WAKEUPS_PER_SECOND: f64 = 2.0;
 /// /proc reports process times in USER_HZ, 100 on every Linux architecture Debian ships.
 const USER_HZ: f64 = 100.0;
-const REGISTRY: &str = "org.a11y.atspi.Registry";
 
 /// The bridge's counters at one instant.
 #[derive(Clone, Debug)]
@@ -210,49 +209,20 @@ fn no_at_no_cost_bridge_sleeps_while_senders_are_silent() {
 
 /// at-spi-bus-launcher `--a11y=0` (IsEnabled false) and a registry; returns the bus address.
 fn start_a11y_without_at(session: &mut TestSession) -> String {
-    let mut cmd = session.command("/usr/libexec/at-spi-bus-launcher");
-    cmd.args(["--launch-immediately", "--a11y=0"]);
-    let launcher = session
-        .spawn("at-spi-bus-launcher", cmd)
-        .expect("start the launcher");
-    let session_bus = BusClient::connect(session.session_bus_address()).expect("session bus");
-    wait_until("org.a11y.Bus on the session bus", WAIT, || {
-        session.ensure_running(launcher)?;
-        session_bus.name_has_owner("org.a11y.Bus")
-    })
-    .expect("the launcher claims org.a11y.Bus");
-    let address: String = session_bus
-        .call(
-            "org.a11y.Bus",
-            "/org/a11y/bus",
-            "org.a11y.Bus",
-            "GetAddress",
-            &(),
-        )
-        .expect("GetAddress");
-    let mut cmd = session.command("/usr/libexec/at-spi2-registryd");
-    cmd.env("AT_SPI_BUS_ADDRESS", &address);
+    let (_, address) = session
+        .start_a11y_bus("at-spi-bus-launcher", false)
+        .expect("the launcher claims org.a11y.Bus");
     session
-        .spawn("at-spi2-registryd", cmd)
-        .expect("start the registry");
-    let a11y = BusClient::connect(&address).expect("a11y bus");
-    wait_until("the registry", WAIT, || a11y.name_has_owner(REGISTRY)).expect("registry up");
+        .start_registry("at-spi2-registryd", &address)
+        .expect("registry up");
     address
 }
 
 /// The measured state really has no AT: IsEnabled false and no registered listener.
 fn assert_no_at(a11y_address: &str, session: &TestSession) {
-    let session_bus = BusClient::connect(session.session_bus_address()).expect("session bus");
-    let enabled: zbus::zvariant::OwnedValue = session_bus
-        .call(
-            "org.a11y.Bus",
-            "/org/a11y/bus",
-            "org.freedesktop.DBus.Properties",
-            "Get",
-            &("org.a11y.Status", "IsEnabled"),
-        )
-        .expect("read IsEnabled");
-    assert_eq!(bool::try_from(enabled).ok(), Some(false), "IsEnabled");
+    let enabled =
+        newton_atspi_client::private_session::is_enabled(session.session_bus_address()).ok();
+    assert_eq!(enabled, Some(false), "IsEnabled");
     let a11y = BusClient::connect(a11y_address).expect("a11y bus");
     let listeners = a11y.registered_events().expect("GetRegisteredEvents");
     assert!(listeners.is_empty(), "no event listeners: {listeners:?}");

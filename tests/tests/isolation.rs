@@ -279,18 +279,7 @@ fn senders_reach_only_their_own_surfaces() {
 
 const BIG_APP_NODES: u64 = 10_000;
 
-type CacheItem = (
-    ObjRef,
-    ObjRef,
-    ObjRef,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
+use newton_atspi_client::wire::CacheItem;
 
 /// GetItems on `bus` in a tight loop from its own connection until `stop`; counts calls, errors.
 fn flood_get_items(address: String, bus: String, stop: Arc<AtomicBool>) -> (u64, Vec<String>) {

@@ -95,37 +95,11 @@ impl Desk {
     /// Starts at-spi-bus-launcher (which starts the bus daemon) and reads the bus address.
     fn start_a11y_bus(&mut self) {
         self.generation += 1;
-        let mut cmd = self.session.command("/usr/libexec/at-spi-bus-launcher");
-        let flag = match self.at_spi {
-            AtSpi::Enabled => "--a11y=1",
-            AtSpi::Disabled => "--a11y=0",
-        };
-        cmd.args(["--launch-immediately", flag]);
         let name = format!("at-spi-bus-launcher-{}", self.generation);
-        let launcher = self
+        let (launcher, address) = self
             .session
-            .spawn(&name, cmd)
-            .expect("start at-spi-bus-launcher");
-        let session_bus = self.session_bus();
-        // NameHasOwner, never a call, while waiting: nothing may activate another launcher.
-        wait_until("org.a11y.Bus on the session bus", WAIT, || {
-            self.session.ensure_running(launcher)?;
-            session_bus.name_has_owner("org.a11y.Bus")
-        })
-        .expect("the launcher claims org.a11y.Bus");
-        let address: String = session_bus
-            .call(
-                "org.a11y.Bus",
-                "/org/a11y/bus",
-                "org.a11y.Bus",
-                "GetAddress",
-                &(),
-            )
-            .expect("org.a11y.Bus.GetAddress");
-        assert!(
-            !address.is_empty(),
-            "the launcher gave an empty bus address"
-        );
+            .start_a11y_bus(&name, self.at_spi == AtSpi::Enabled)
+            .expect("the launcher claims org.a11y.Bus and gives an address");
         self.launcher = launcher;
         self.a11y_address = address;
     }
@@ -133,18 +107,11 @@ impl Desk {
     /// Starts at-spi2-registryd on the current bus and waits for its name. The owner may also
     /// be one the bus activated meanwhile (it has a service file); `registry` is whoever owns it.
     fn start_registry(&mut self) {
-        let mut cmd = self.session.command("/usr/libexec/at-spi2-registryd");
-        cmd.env("AT_SPI_BUS_ADDRESS", &self.a11y_address);
         let name = format!("at-spi2-registryd-{}", self.generation);
         self.session
-            .spawn(&name, cmd)
-            .expect("start at-spi2-registryd");
-        let a11y = self.a11y();
-        wait_until("org.a11y.atspi.Registry on the a11y bus", WAIT, || {
-            a11y.name_has_owner(REGISTRY)
-        })
-        .expect("the registry claims its name");
-        self.registry = a11y.pid_of(REGISTRY).expect("the registry's pid");
+            .start_registry(&name, &self.a11y_address.clone())
+            .expect("the registry claims its name");
+        self.registry = self.a11y().pid_of(REGISTRY).expect("the registry's pid");
         assert!(
             self.is_ours(self.registry),
             "the registry (pid {}) is not a process of this test session",
@@ -972,18 +939,7 @@ fn updates_wanted_follows_at_presence() {
 }
 
 fn set_is_enabled(session_bus: &BusClient, enabled: bool) {
-    let () = session_bus
-        .call(
-            "org.a11y.Bus",
-            "/org/a11y/bus",
-            "org.freedesktop.DBus.Properties",
-            "Set",
-            &(
-                "org.a11y.Status",
-                "IsEnabled",
-                zbus::zvariant::Value::from(enabled),
-            ),
-        )
+    newton_atspi_client::private_session::set_is_enabled(session_bus.address(), enabled)
         .expect("set org.a11y.Status.IsEnabled");
 }
 

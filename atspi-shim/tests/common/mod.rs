@@ -305,7 +305,8 @@ pub fn node(id: u64) -> String {
     format!("/org/a11y/atspi/accessible/1_{id}")
 }
 
-pub type Ref = (String, zvariant::OwnedObjectPath);
+#[allow(unused_imports)] // not every test file decodes references
+pub use newton_atspi_client::wire::ObjectRef as Ref;
 
 pub fn node_ref(id: u64) -> Ref {
     (
@@ -314,21 +315,8 @@ pub fn node_ref(id: u64) -> Ref {
     )
 }
 
-/// A `Cache` item (`GetItems` entry or `AddAccessible` body): object,
-/// application, parent, index in parent, child count, interfaces, name,
-/// role, description, states.
-pub type CacheItem = (
-    Ref,
-    Ref,
-    Ref,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
+#[allow(unused_imports)] // not every test file decodes cache items
+pub use newton_atspi_client::wire::CacheItem;
 
 /// Decoded event signal: (path, interface, member, detail, detail1, detail2).
 pub type Event = (String, String, String, String, i32, i32);

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use atspi_common::{Role, StateSet};
 use newton_e2e::BusClient;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
 const REGISTRY: &str = "org.a11y.atspi.Registry";
 const ROOT: &str = "/org/a11y/atspi/accessible/root";
@@ -33,7 +33,7 @@ pub struct Obj {
     pub children: Vec<Obj>,
 }
 
-type ObjectRef = (String, OwnedObjectPath);
+use newton_atspi_client::wire::ObjectRef;
 
 /// The bus name of the desktop application called exactly `name`.
 pub fn find_app(client: &BusClient, name: &str) -> Option<String> {
@@ -211,37 +211,7 @@ fn relations_of(client: &BusClient, bus: &str, path: &str) -> BTreeSet<String> {
     out
 }
 
-/// AT-SPI relation type names (atspi-constants.h order).
-pub fn relation_name(kind: u32) -> String {
-    const NAMES: [&str; 23] = [
-        "null",
-        "label-for",
-        "labelled-by",
-        "controller-for",
-        "controlled-by",
-        "member-of",
-        "tooltip-for",
-        "node-child-of",
-        "node-parent-of",
-        "extended",
-        "flows-to",
-        "flows-from",
-        "subwindow-of",
-        "embeds",
-        "embedded-by",
-        "popup-for",
-        "parent-window-of",
-        "description-for",
-        "described-by",
-        "details",
-        "details-for",
-        "error-message",
-        "error-for",
-    ];
-    NAMES
-        .get(kind as usize)
-        .map_or_else(|| format!("relation-{kind}"), |n| (*n).to_string())
-}
+pub use newton_atspi_client::dump::relation_name;
 
 fn state_names(words: &[u32]) -> BTreeSet<String> {
     let low = u64::from(words.first().copied().unwrap_or(0));

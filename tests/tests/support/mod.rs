@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use newton_e2e::{bridge_binary, wait_until, SessionOptions, TestSession};
 use serde_json::{json, Value};
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
 use crate::{ROUNDS, WAIT};
 pub const ROOT: &str = "/org/a11y/atspi/accessible/root";
@@ -24,7 +24,7 @@ pub const CALM_APP: &str = "Calm app";
 pub const CALM_BUTTONS: u64 = 20;
 pub const TREE_ID: &str = "00000000-0000-0000-0000-000000000000";
 
-pub type ObjRef = (String, OwnedObjectPath);
+pub use newton_atspi_client::wire::ObjectRef as ObjRef;
 
 // ---------------------------------------------------------------------------------------------
 // Session and bridge

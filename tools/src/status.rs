@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::StatusArgs;
-use crate::control::{status_socket_path, StatusDocument};
+use newton_atspi_daemon::control::{status_socket_path, StatusDocument};
 
 /// How long the daemon may take to answer.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -122,7 +122,7 @@ fn uptime(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::{AppStatus, LastRejection, Totals};
+    use newton_atspi_daemon::control::{AppStatus, LastRejection, Totals};
 
     #[test]
     fn without_a_bridge_the_error_says_how_to_start_one() {

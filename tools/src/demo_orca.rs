@@ -74,8 +74,12 @@ impl DemoOrca {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             let registered = async_io::block_on(async {
-                let conn = crate::a11y_bus::connect(a11y_bus).await.ok()?;
-                crate::registry::registered_events(&conn).await.ok()
+                let conn = newton_atspi_daemon::a11y_bus::connect(a11y_bus)
+                    .await
+                    .ok()?;
+                newton_atspi_daemon::registry::registered_events(&conn)
+                    .await
+                    .ok()
             });
             let ready = registered
                 .unwrap_or_default()
@@ -186,7 +190,7 @@ fn nudge(a11y_bus: &str) {
     let address = a11y_bus.to_owned();
     std::thread::spawn(move || {
         async_io::block_on(async {
-            if let Ok(conn) = crate::a11y_bus::connect(&address).await {
+            if let Ok(conn) = newton_atspi_daemon::a11y_bus::connect(&address).await {
                 let _ = conn
                     .call_method(
                         Some("org.a11y.atspi.Registry"),

@@ -1,5 +1,6 @@
-//! `dump`: walk any AT-SPI application as a client sees it and print its
-//! tree (text or JSON). Works on every AT-SPI application, bridged or not.
+//! The walker behind `dump` and `diff`: walk any AT-SPI application as a
+//! client sees it and render its tree (text or JSON). Works on every AT-SPI
+//! application, bridged or not.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -8,7 +9,7 @@ use std::fmt::Write as _;
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use serde::Serialize;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedValue;
 
 const REGISTRY: &str = "org.a11y.atspi.Registry";
 const ROOT: &str = "/org/a11y/atspi/accessible/root";
@@ -63,7 +64,7 @@ impl Default for WalkLimits {
     }
 }
 
-type ObjectRef = (String, OwnedObjectPath);
+use crate::wire::{CacheItem, ObjectRef};
 
 /// The desktop's applications: (bus name, name).
 pub async fn applications(conn: &zbus::Connection) -> zbus::Result<Vec<(String, String)>> {
@@ -188,21 +189,6 @@ impl Walker<'_> {
     }
 }
 
-/// One `Cache.GetItems` entry: object, application, parent, index in
-/// parent, child count, interfaces, name, role, description, states.
-type CacheEntry = (
-    ObjectRef,
-    ObjectRef,
-    ObjectRef,
-    i32,
-    i32,
-    Vec<String>,
-    String,
-    u32,
-    String,
-    Vec<u32>,
-);
-
 /// Reads one application's tree with a single `Cache.GetItems` call (the
 /// root object itself with ordinary calls): structure, role, name,
 /// description, states and interfaces of every object, in a fraction of a
@@ -217,7 +203,7 @@ pub async fn cache_tree(conn: &zbus::Connection, bus: &str, limits: WalkLimits) 
     root.actions.clear();
     (root.value, root.minimum, root.maximum, root.extents) = (None, None, None, None);
     root.relations.clear();
-    let items = match call::<Vec<CacheEntry>>(
+    let items = match call::<Vec<CacheItem>>(
         conn,
         bus,
         "/org/a11y/atspi/cache",
@@ -262,7 +248,7 @@ pub async fn cache_tree(conn: &zbus::Connection, bus: &str, limits: WalkLimits) 
 
 fn cache_children(
     parent: &str,
-    items: &[CacheEntry],
+    items: &[CacheItem],
     by_parent: &BTreeMap<String, Vec<(i32, usize)>>,
     depth: usize,
     max_depth: usize,
@@ -586,7 +572,8 @@ async fn relations_of(conn: &zbus::Connection, bus: &str, path: &str) -> Vec<Str
     out
 }
 
-fn relation_name(kind: u32) -> String {
+/// AT-SPI relation type names (atspi-constants.h order).
+pub fn relation_name(kind: u32) -> String {
     const NAMES: [&str; 24] = [
         "null",
         "label-for",
@@ -749,33 +736,6 @@ fn write_text(node: &DumpNode, depth: usize, out: &mut String) {
     for child in &node.children {
         write_text(child, depth + 1, out);
     }
-}
-
-/// `dump [APP]`: prints the chosen applications' trees.
-pub fn run(args: crate::cli::DumpArgs) -> Result<(), Box<dyn std::error::Error>> {
-    async_io::block_on(async {
-        let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
-            Some(address) => address,
-            None => crate::a11y_bus::find_address().await?,
-        };
-        let conn = crate::a11y_bus::connect(&address).await?;
-        let apps = select_apps(applications(&conn).await?, args.app.as_deref())?;
-        let limits = WalkLimits {
-            max_depth: args.max_depth,
-            max_nodes: args.max_nodes,
-        };
-        let mut trees = Vec::new();
-        for (bus, _) in &apps {
-            trees.push(walk_application(&conn, bus, limits).await);
-        }
-        let output = if args.json {
-            to_json(&trees)?
-        } else {
-            trees.iter().map(to_text).collect()
-        };
-        crate::print_out(&output)?;
-        Ok(())
-    })
 }
 
 /// Picks the applications named `wanted`: an exact name match, else the one

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::allow::{self, Rules, Site};
 use crate::cli::{DiffArgs, DiffFormat, DiffWalk};
-use crate::dump::{self, DumpNode, WalkLimits};
+use newton_atspi_client::dump::{self, DumpNode, WalkLimits};
 
 /// Properties `--ignore` accepts (besides `states:NAME`).
 pub const PROPERTIES: [&str; 15] = [
@@ -805,9 +805,9 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
     let (a, b) = async_io::block_on(async {
         let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
             Some(address) => address,
-            None => crate::a11y_bus::find_address().await?,
+            None => newton_atspi_daemon::a11y_bus::find_address().await?,
         };
-        let conn = crate::a11y_bus::connect(&address).await?;
+        let conn = newton_atspi_daemon::a11y_bus::connect(&address).await?;
         let apps = dump::applications(&conn).await?;
         let a_bus = one_app(&apps, &args.a)?;
         let b_bus = one_app(&apps, &args.b)?;

@@ -58,7 +58,7 @@ pub fn run(args: RecordArgs) -> Result<(), Box<dyn std::error::Error>> {
     let listen = args
         .socket
         .unwrap_or_else(|| upstream.with_file_name(RECORD_SOCKET_NAME));
-    let bound = crate::socket::bind(&listen)?;
+    let bound = newton_atspi_daemon::socket::bind(&listen)?;
     eprintln!(
         "record: waiting for one sender on {0}\n        (e.g. NEWTON_ATSPI_SOCKET={0} your-app, or `newton-atspi-bridge replay --socket {0} FILE`)",
         listen.display()
@@ -93,7 +93,8 @@ pub fn record_one(
     };
     let mut writer = BufWriter::new(File::create(out).map_err(output_error)?);
     let (sender, _) = listener.accept().map_err(RecordError::Sender)?;
-    crate::socket::check_same_user(&sender).map_err(|r| RecordError::Refused(r.to_string()))?;
+    newton_atspi_daemon::socket::check_same_user(&sender)
+        .map_err(|r| RecordError::Refused(r.to_string()))?;
     let bridge = UnixStream::connect(upstream).ok();
     if bridge.is_none() {
         eprintln!(

@@ -12,8 +12,8 @@ use newton_push_protocol::{RecordedLine, SenderMessage};
 
 use crate::cli::{DemoArgs, ServeArgs};
 use crate::demo_orca::DemoOrca;
-use crate::dump::{self, WalkLimits};
-use crate::private_session::PrivateSession;
+use newton_atspi_client::dump::{self, WalkLimits};
+use newton_atspi_client::private_session::PrivateSession;
 
 /// The bundled recording: egui 0.37 widgets (button, check box, text field,
 /// slider) with focus moves, typing and value changes.
@@ -46,7 +46,8 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
     let daemon = std::thread::Builder::new()
         .name("bridge".into())
         .spawn(move || {
-            crate::daemon::run_until(serve_args, Some(stop_rx)).map_err(|e| e.to_string())
+            newton_atspi_daemon::daemon::run_until(serve_args, Some(stop_rx))
+                .map_err(|e| e.to_string())
         })?;
     let result = replay_and_dump(&args, &socket, &a11y_address, orca.is_some());
     if let Some(orca) = orca {
@@ -73,7 +74,7 @@ fn accessibility_bus(
 ) -> Result<(String, Option<PrivateSession>), Box<dyn Error>> {
     if !force_private {
         let desktop = async_io::block_on(futures::future::select(
-            Box::pin(crate::a11y_bus::find_address()),
+            Box::pin(newton_atspi_daemon::a11y_bus::find_address()),
             Box::pin(async_io::Timer::after(Duration::from_secs(3))),
         ));
         if let futures::future::Either::Left((Ok(address), _)) = desktop {
@@ -111,7 +112,7 @@ fn replay_and_dump(
         "demo: replayed {commits} commits of \u{201c}{app_name}\u{201d} ({rejected} rejected); this is what an AT sees:\n"
     );
     let tree = async_io::block_on(async {
-        let conn = crate::a11y_bus::connect(a11y_address).await?;
+        let conn = newton_atspi_daemon::a11y_bus::connect(a11y_address).await?;
         let apps = dump::select_apps(dump::applications(&conn).await?, Some(&app_name))?;
         let mut trees = Vec::new();
         for (bus, _) in apps {

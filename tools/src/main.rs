@@ -4,49 +4,43 @@
 //! a remote stream) push accessibility trees; the bridge keeps a validated
 //! replica of each and serves it on the AT-SPI bus so unmodified screen
 //! readers work. See ARCHITECTURE.md for the data flow.
+//!
+//! This crate is the installed program: `serve` (the default) runs the
+//! daemon library (newton-atspi-daemon, bridge/); every other subcommand is
+//! a tool that observes or feeds a bridge (dump, diff, record, replay,
+//! status, demo) and lives here, next to the CLI definition.
 
-mod a11y_bus;
-mod accept;
-mod activation;
+#![forbid(unsafe_code)]
+
 mod allow;
-mod app;
 mod cli;
-mod control;
-mod daemon;
 mod demo;
 mod demo_orca;
 mod diff;
-mod dump;
-mod fault;
-mod listeners;
-mod logging;
+mod dump_command;
 mod manpages;
-mod p2p;
-mod private_session;
 mod record;
-mod registry;
-mod sender;
-mod socket;
+mod replay;
 mod status;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, ServeArgs};
+use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // The demo's output is the tree; keep routine log lines out of it.
     let quiet_demo = matches!(cli.command, Some(Command::Demo(_))) && cli.log_level == "info";
-    logging::init(if quiet_demo { "warn" } else { &cli.log_level });
+    newton_atspi_daemon::logging::init(if quiet_demo { "warn" } else { &cli.log_level });
     let result = match cli
         .command
-        .unwrap_or_else(|| Command::Serve(ServeArgs::from_environment()))
+        .unwrap_or_else(|| Command::Serve(cli::serve_args_from_environment()))
     {
-        Command::Serve(args) => daemon::run(args),
-        Command::Replay(args) => sender::replay(args),
-        Command::Dump(args) => dump::run(args),
+        Command::Serve(args) => newton_atspi_daemon::run(args),
+        Command::Replay(args) => replay::replay(args),
+        Command::Dump(args) => dump_command::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Record(args) => record::run(args),
         Command::Diff(args) => return diff_exit_code(diff::run(args)),

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::dump::DumpNode;
+use newton_atspi_client::dump::DumpNode;
 
 /// Properties whose values are compared as a whole (`a`/`b` patterns).
 pub const SCALAR_PROPERTIES: [&str; 10] = [

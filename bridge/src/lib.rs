@@ -1,0 +1,32 @@
+//! The Newton → AT-SPI bridge daemon: applications (through their
+//! compositor, a test producer, a replay file or a remote stream) push
+//! accessibility trees; the daemon keeps a validated replica of each and
+//! serves it on the AT-SPI bus so unmodified screen readers work.
+//!
+//! This crate is the daemon only: the sender socket, the accessibility-bus
+//! and peer-to-peer connections, the status socket and the lifecycle. The
+//! installed `newton-atspi-bridge` program (tools/) runs it as `serve` and
+//! adds the client tools (dump, diff, record, replay, status, demo). See
+//! ARCHITECTURE.md for the data flow.
+
+// Unsafe code only where a file descriptor handed over by the service manager is adopted
+// (activation.rs), each with its SAFETY argument; everything else is safe Rust.
+#![deny(unsafe_code)]
+
+pub mod a11y_bus;
+mod accept;
+mod activation;
+mod app;
+pub mod control;
+pub mod daemon;
+mod fault;
+mod listeners;
+pub mod logging;
+mod p2p;
+pub mod registry;
+mod sender;
+mod serve_args;
+pub mod socket;
+
+pub use daemon::{run, run_until};
+pub use serve_args::ServeArgs;
