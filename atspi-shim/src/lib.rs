@@ -25,6 +25,7 @@
 //! * before sending a signal: [`EventListeners::is_needed`] on
 //!   [`event_name`] (events libatspi's cache depends on always pass).
 
+pub mod budgets;
 pub mod context;
 pub mod coords;
 pub mod dispatch;
