@@ -164,6 +164,25 @@ impl Daemon {
     }
 }
 
+/// Watches one application's bus connection for as long as it lives: a
+/// connection the bus daemon drops (a message it refused, a kick) is
+/// reported at WARN at once and replaced by a new one, embedded again, so
+/// the application comes back to the desktop; `status` shows
+/// `busConnected: false` meanwhile. A bus that went away as a whole is the
+/// control connection's business ([`Daemon::reconnect_bus`]); the two take
+/// turns on the application's reconnection lock.
+pub async fn keep_on_bus(daemon: Arc<Daemon>, app: Arc<BridgedApp>) {
+    while let Some(generation) = app.lost_bus().await {
+        let lost_name = app.unique_name();
+        warn!(app = %app.info.name, bus = %lost_name, "the application's accessibility-bus connection was closed by the bus; ATs no longer see it; connecting again");
+        daemon.stats.bus_connection_lost();
+        let address = || daemon.a11y_address();
+        if let Some(bus) = app.recover_bus(generation, address, &daemon.executor).await {
+            warn!(app = %app.info.name, lost = %lost_name, %bus, "the application is back on the accessibility bus under a new name");
+        }
+    }
+}
+
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: ServeArgs) -> Result<(), Box<dyn Error>> {
     run_until(args, None)

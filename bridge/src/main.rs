@@ -17,6 +17,7 @@ mod demo_orca;
 mod diff;
 mod dump;
 mod fault;
+mod heavy;
 mod listeners;
 mod logging;
 mod manpages;

@@ -498,6 +498,10 @@ impl Connection {
             .detach();
         info!(app = %app.info.name, app_id = %app.info.app_id, bus = %app.unique_name(), "application connected");
         let key = self.daemon.add_app(app.clone());
+        self.daemon
+            .executor
+            .spawn(crate::daemon::keep_on_bus(self.daemon.clone(), app.clone()))
+            .detach();
         // Peer-to-peer before Embed: libatspi asks for the address at first
         // contact, right after the registry announces the application.
         if let Some(dir) = &self.daemon.p2p_dir {
