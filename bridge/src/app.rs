@@ -95,12 +95,13 @@ impl BridgedApp {
         a11y_address: &str,
         info: AppInfo,
         limits: Limits,
+        budget: Arc<newton_cache::ByteBudget>,
         to_sender: async_channel::Sender<BridgeMessage>,
         listeners: SharedListeners,
     ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
         let (bus, incoming) = open_bus(a11y_address).await?;
         let state = AppState {
-            replica: AppReplica::new(limits),
+            replica: AppReplica::with_shared_budget(limits, budget),
             app_id: 0,
             desktop: None,
         };

@@ -28,6 +28,8 @@ pub struct Daemon {
     explicit_address: Option<String>,
     a11y_address: Mutex<String>,
     pub limits: Limits,
+    /// What every application's replica draws from (`--max-total-bytes`).
+    pub replica_budget: Arc<newton_cache::ByteBudget>,
     pub max_frame_bytes: u32,
     /// Per-application frame-rate limit (`--max-fps`, `--fps-burst`).
     pub max_fps: u32,
@@ -240,12 +242,14 @@ async fn serve(
         max_nodes: args.max_nodes,
         max_depth: args.max_depth,
         max_frame_bytes: args.max_frame_bytes as usize,
+        max_app_bytes: args.max_app_bytes,
         ..Limits::default()
     };
     let daemon = Arc::new(Daemon {
         explicit_address: args.a11y_bus.clone().filter(|a| !a.is_empty()),
         a11y_address: Mutex::new(a11y_address),
         limits,
+        replica_budget: Arc::new(newton_cache::ByteBudget::new(args.max_total_bytes)),
         max_frame_bytes: args.max_frame_bytes,
         max_fps: args.max_fps,
         fps_burst: args.fps_burst,
@@ -288,6 +292,8 @@ async fn serve(
         max_fps = daemon.max_fps,
         fps_burst = daemon.fps_burst,
         max_queued_bytes = daemon.max_queued_bytes,
+        max_app_bytes = daemon.limits.max_app_bytes,
+        max_total_bytes = daemon.replica_budget.max(),
         allow_uid = ?daemon.admission.extra_uids,
         allow_exe = ?daemon.admission.executables,
         "per-application limits and admission"

@@ -21,6 +21,7 @@ mod heavy;
 mod listeners;
 mod logging;
 mod manpages;
+mod memory;
 mod p2p;
 mod private_session;
 mod record;

@@ -477,6 +477,7 @@ impl Connection {
             &self.daemon.a11y_address(),
             info,
             self.daemon.limits,
+            self.daemon.replica_budget.clone(),
             to_sender,
             self.daemon.listeners.clone(),
         )
@@ -543,6 +544,8 @@ impl Connection {
         if let Some((key, app)) = self.app.take() {
             self.daemon.remove_app(key);
             app.shut_down().await;
+            drop(app);
+            crate::memory::trim_soon(&self.daemon.executor);
         }
         self.outbox.close();
         debug!("sender connection closed");
