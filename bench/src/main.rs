@@ -15,6 +15,7 @@ mod profile;
 mod pywalk;
 mod queries;
 mod report;
+mod rounds;
 mod stats;
 mod updates;
 mod walks;
@@ -114,6 +115,8 @@ struct Args {
     smoke: bool,
     out: PathBuf,
     profile: Option<PathBuf>,
+    /// `--memory-rounds [ROUNDS APPS NODES]`: only the memory-return rounds.
+    memory_rounds: Option<(usize, usize, usize)>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -121,11 +124,22 @@ fn parse_args() -> Result<Option<Args>> {
         smoke: false,
         out: newton_e2e::workspace_root().join("target/bench"),
         profile: None,
+        memory_rounds: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--smoke" => args.smoke = true,
+            "--memory-rounds" => {
+                let mut numbers = [10usize, 100, 5000];
+                let rest: Vec<String> = it.by_ref().collect();
+                for (slot, text) in numbers.iter_mut().zip(&rest) {
+                    *slot = text
+                        .parse()
+                        .map_err(|_| fail(format!("--memory-rounds: {text:?} is not a number")))?;
+                }
+                args.memory_rounds = Some((numbers[0], numbers[1], numbers[2]));
+            }
             "--out" => {
                 let out = it
                     .next()
@@ -153,7 +167,10 @@ fn parse_args() -> Result<Option<Args>> {
                      build the bridge first: cargo build --release -p newton-atspi-bridge).\n\
                      --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
                      --out    where results go (default target/bench/)\n\
-                     --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR"
+                     --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
+                     --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
+                     \x20        applications of NODES nodes attaching and leaving (default 10 100 5000),\n\
+                     \x20        with and without malloc_trim"
                 );
                 return Ok(None);
             }
@@ -187,6 +204,21 @@ fn step(started: Instant, what: &str) {
 
 fn run(args: Args) -> Result<()> {
     let started = Instant::now();
+    if let Some((rounds, apps, nodes)) = args.memory_rounds {
+        let files = args.out.join("fixtures");
+        std::fs::create_dir_all(&files)
+            .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+        let results = rounds::run(files, rounds, apps, nodes)?;
+        let json = serde_json::to_string_pretty(&results)
+            .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+        let path = args.out.join("memory-rounds.json");
+        std::fs::write(&path, json)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        println!("{}", rounds::markdown(&results));
+        println!("results: {}", path.display());
+        step(started, "memory rounds done");
+        return Ok(());
+    }
     let config = if args.smoke {
         Config::smoke()
     } else {
