@@ -62,11 +62,7 @@ impl World {
     }
 
     /// Starts the bridge in `session`, serving the accessibility bus at `a11y_address`.
-    pub fn with_session(
-        session: TestSession,
-        a11y_address: &str,
-        files: PathBuf,
-    ) -> Result<World> {
+    pub fn with_session(session: TestSession, a11y_address: &str, files: PathBuf) -> Result<World> {
         World::with_session_env(session, a11y_address, files, &[])
     }
 

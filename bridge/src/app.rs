@@ -559,6 +559,11 @@ impl BridgedApp {
         updates: Vec<accesskit::TreeUpdate>,
         bytes: usize,
     ) -> Result<(), RejectError> {
+        if crate::fault::close_bus_armed(&updates) {
+            // Test hook (debug builds): the bus connection goes away under
+            // the application, as when the bus daemon drops it.
+            let _ = self.conn().close().await;
+        }
         let changes = if self.is_full_replacement(surface, &updates) {
             let limits = *self.lock().replica.limits();
             let prepared = blocking::unblock(move || {

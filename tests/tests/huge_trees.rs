@@ -30,15 +30,21 @@ use support::*;
 /// group g is "Item g.k" (id 1_000_000 + g × items + k).
 fn big_tree(groups: u64, items: u64) -> Value {
     let group_ids: Vec<u64> = (0..groups).map(|g| 10 + g).collect();
-    let mut nodes = vec![json!([1, {"role": "window", "actions": 0, "childActions": 0,
-        "flags": 0, "properties": {"children": group_ids, "label": "Huge"}}])];
+    let mut nodes = vec![
+        json!([1, {"role": "window", "actions": 0, "childActions": 0,
+        "flags": 0, "properties": {"children": group_ids, "label": "Huge"}}]),
+    ];
     for g in 0..groups {
         let item_ids: Vec<u64> = (0..items).map(|k| 1_000_000 + g * items + k).collect();
-        nodes.push(json!([10 + g, {"role": "list", "actions": 0, "childActions": 0,
-            "flags": 0, "properties": {"children": item_ids, "label": format!("Group {g}")}}]));
+        nodes.push(
+            json!([10 + g, {"role": "list", "actions": 0, "childActions": 0,
+            "flags": 0, "properties": {"children": item_ids, "label": format!("Group {g}")}}]),
+        );
         for (k, id) in item_ids.iter().enumerate() {
-            nodes.push(json!([id, {"role": "listItem", "actions": 0, "childActions": 0,
-                "flags": 0, "properties": {"label": format!("Item {g}.{k}")}}]));
+            nodes.push(
+                json!([id, {"role": "listItem", "actions": 0, "childActions": 0,
+                "flags": 0, "properties": {"label": format!("Item {g}.{k}")}}]),
+            );
         }
     }
     json!({"nodes": nodes,
@@ -120,7 +126,10 @@ fn a_250k_node_application_stays_findable_by_libatspi_over_the_bus_and_peer_to_p
         assert_eq!(found["found"], true);
         assert_eq!(found["windowChildren"], GROUPS);
         assert_eq!(found["lastGroupChildren"], ITEMS);
-        assert_eq!(found["lastItem"], format!("Item {}.{}", GROUPS - 1, ITEMS - 1));
+        assert_eq!(
+            found["lastItem"],
+            format!("Item {}.{}", GROUPS - 1, ITEMS - 1)
+        );
         assert_eq!(found["lastItemParentIsGroup"], true);
     }
 
@@ -170,7 +179,10 @@ fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
         .find_map(|m| m.get("rejected"))
         .unwrap_or_else(|| panic!("no rejection: {replies:?}"));
     assert_eq!(rejected["rule"], "app-bytes", "{rejected}");
-    assert!(rejected["reason"].as_str().unwrap_or("").contains("--max-app-bytes"));
+    assert!(rejected["reason"]
+        .as_str()
+        .unwrap_or("")
+        .contains("--max-app-bytes"));
     // The replica kept its last good state: the button is still "Button 5".
     let client = Client::connect(&a11y_address(&session));
     let bus = client.app_bus("Budget one");
@@ -229,20 +241,26 @@ fn costly_call(conn: &zbus::Connection) -> zbus::Result<()> {
 }
 
 const HAMMERS: usize = 6;
-const CHEAP_CALLS: usize = 200;
+const CHEAP_CALLS: usize = 100;
 
 #[test]
 fn clients_looping_costly_calls_do_not_hold_up_another_application() {
     let mut session = start_session();
     let (_bridge, socket) = start_bridge(&mut session, &[]);
     let _calm = calm_app(&socket);
-    let _big = big_app(&socket, "Costly app", 100, 1_000);
+    let _big = big_app(&socket, "Costly app", 30, 1_000);
     let address = a11y_address(&session);
     let client = Client::connect(&address);
     let big_bus = client.app_bus("Costly app");
     let calm_bus = client.app_bus(CALM_APP);
     let p2p: String = client
-        .call(&big_bus, ROOT, "org.a11y.atspi.Application", "GetApplicationBusAddress", &())
+        .call(
+            &big_bus,
+            ROOT,
+            "org.a11y.atspi.Application",
+            "GetApplicationBusAddress",
+            &(),
+        )
         .expect("the bridge offers a peer-to-peer address");
     assert!(!p2p.is_empty());
 
@@ -284,7 +302,9 @@ fn clients_looping_costly_calls_do_not_hold_up_another_application() {
     let mut overlaps = Vec::with_capacity(CHEAP_CALLS);
     for _ in 0..CHEAP_CALLS {
         let before = done.load(Ordering::Relaxed);
-        let name = client.name(&calm_bus, calm_window).expect("the calm app answers");
+        let name = client
+            .name(&calm_bus, calm_window)
+            .expect("the calm app answers");
         overlaps.push(done.load(Ordering::Relaxed) - before);
         assert_eq!(name, "Calm window");
     }
@@ -302,7 +322,63 @@ fn clients_looping_costly_calls_do_not_hold_up_another_application() {
     assert_eq!(errors, 0, "costly calls failed");
     // A cheap call never waits for the costly ones: most see none complete meanwhile. (Before
     // the heavy-call thread, each cheap call waited for an executor thread to finish one.)
-    assert_eq!(median, 0, "cheap calls waited behind costly ones: {overlaps:?}");
-    assert!(p90 <= 1, "cheap calls waited behind costly ones: {overlaps:?}");
+    assert_eq!(
+        median, 0,
+        "cheap calls waited behind costly ones: {overlaps:?}"
+    );
+    assert!(
+        p90 <= 1,
+        "cheap calls waited behind costly ones: {overlaps:?}"
+    );
+    shutdown(session);
+}
+
+#[test]
+fn a_lost_bus_connection_is_replaced_and_the_application_comes_back() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge_with_env(
+        &mut session,
+        &[],
+        &[("NEWTON_ATSPI_TEST_CLOSE_BUS_ON_LABEL", "drop the bus")],
+    );
+    let mut app = RawSender::connect(&socket, "Dropped app");
+    app.show_window(1, "Dropped", "Button", 5);
+    let client = Client::connect(&a11y_address(&session));
+    let first_bus = client.app_bus("Dropped app");
+    // The hook closes the application's bus connection, as the bus daemon does.
+    app.commit(1, relabel(3, "drop the bus"));
+    assert!(app.sync().iter().all(|m| m.get("rejected").is_none()));
+    let mut second_bus = String::new();
+    newton_e2e::wait_until("the application back under a new bus name", WAIT, || {
+        let bus = client.app_bus("Dropped app");
+        second_bus = bus.clone();
+        Ok(bus != first_bus)
+    })
+    .expect("the application is embedded again");
+    // Its objects answer on the new connection, with the commit that came with the loss.
+    let (window, labels) = client.window_and_labels(&second_bus);
+    assert_eq!(window, "Dropped");
+    assert!(labels.iter().any(|l| l == "drop the bus"), "{labels:?}");
+    let doc = status(&socket);
+    assert_eq!(doc["busConnectionsLost"], 1, "{doc}");
+    let entry = &doc["apps"][0];
+    assert_eq!(entry["busConnected"], true, "{entry}");
+    assert_eq!(entry["busName"], second_bus.as_str(), "{entry}");
+    // The old name is gone from the desktop: the app is listed once.
+    let names = client.app_names();
+    assert_eq!(
+        names.iter().filter(|n| *n == "Dropped app").count(),
+        1,
+        "{names:?}"
+    );
+    let log = bridge_log(&session);
+    assert!(
+        log.lines()
+            .any(|l| l.contains("WARN") && l.contains("was closed by the bus")),
+        "no WARN line about the lost connection"
+    );
+    assert!(log
+        .lines()
+        .any(|l| l.contains("WARN") && l.contains("back on the accessibility bus")));
     shutdown(session);
 }
