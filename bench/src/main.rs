@@ -126,17 +126,21 @@ fn parse_args() -> Result<Option<Args>> {
         profile: None,
         memory_rounds: None,
     };
-    let mut it = std::env::args().skip(1);
+    let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--smoke" => args.smoke = true,
             "--memory-rounds" => {
+                // Up to three numbers follow; the next flag ends them.
                 let mut numbers = [10usize, 100, 5000];
-                let rest: Vec<String> = it.by_ref().collect();
-                for (slot, text) in numbers.iter_mut().zip(&rest) {
-                    *slot = text
-                        .parse()
-                        .map_err(|_| fail(format!("--memory-rounds: {text:?} is not a number")))?;
+                for slot in numbers.iter_mut() {
+                    match it.peek().and_then(|text| text.parse().ok()) {
+                        Some(number) => {
+                            *slot = number;
+                            it.next();
+                        }
+                        None => break,
+                    }
                 }
                 args.memory_rounds = Some((numbers[0], numbers[1], numbers[2]));
             }

@@ -357,7 +357,12 @@ fn a_lost_bus_connection_is_replaced_and_the_application_comes_back() {
     .expect("the application is embedded again");
     // Its objects answer on the new connection, with the commit that came with the loss.
     let (window, labels) = client.window_and_labels(&second_bus);
-    assert_eq!(client.name(&second_bus, &window).expect("the window's name"), "Dropped");
+    assert_eq!(
+        client
+            .name(&second_bus, &window)
+            .expect("the window's name"),
+        "Dropped"
+    );
     assert!(labels.iter().any(|l| l == "drop the bus"), "{labels:?}");
     let doc = status(&socket);
     assert_eq!(doc["busConnectionsLost"], 1, "{doc}");
