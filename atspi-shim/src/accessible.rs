@@ -39,15 +39,16 @@ pub(crate) fn name(ctx: &NodeCtx) -> String {
     } else {
         node.label()
     };
-    match computed {
+    let name = match computed {
         Some(name) => name,
         None if node.is_root() => ctx.surface.title().unwrap_or_default().to_owned(),
         None => String::new(),
-    }
+    };
+    crate::budgets::bounded_name(name)
 }
 
 pub(crate) fn description(node: &NodeRef) -> String {
-    node.description().unwrap_or_default()
+    crate::budgets::bounded_name(node.description().unwrap_or_default())
 }
 
 /// The node's language (inherited), else the session's locale.

@@ -1,6 +1,9 @@
-//! `org.a11y.atspi.Cache` at `/org/a11y/atspi/cache`: `GetItems` lists every
-//! exposed object, app root first, then each surface in pre-order (parents
-//! before children), in one pass with no per-node work beyond the item.
+//! `org.a11y.atspi.Cache` at `/org/a11y/atspi/cache`: `GetItems` lists the
+//! exposed objects breadth first (app root, surface roots, then level by
+//! level; parents before children) within a byte budget, in one pass with no
+//! per-node work beyond the item.
+
+use std::collections::VecDeque;
 
 use accesskit::NodeId;
 use accesskit_consumer::NodeRef;
@@ -11,6 +14,7 @@ use zbus::message::Message;
 use zvariant::ObjectPath;
 
 use crate::accessible::{self, no_args};
+use crate::budgets::GET_ITEMS_BUDGET_BYTES;
 use crate::context::{local_id, AppContext, NodeCtx};
 use crate::objects::{self, is_exposed_child, to_i32, Parent};
 use crate::paths::{self, NULL_PATH, ROOT_PATH};
@@ -61,19 +65,86 @@ fn node_object_path(surface: SurfaceId, node: NodeId) -> ObjectPath<'static> {
     ObjectPath::from(paths::node_path(surface, node))
 }
 
-/// Every exposed object of the application.
+/// The exposed objects of the application, breadth first (the app root,
+/// every surface root, then level by level), until the reply would pass
+/// [`GET_ITEMS_BUDGET_BYTES`]. libatspi keeps what it gets: an item's child
+/// count sizes its children array, and a slot no item filled is asked for
+/// with `GetChildAtIndex` when first used, after which the object's own
+/// properties are asked for as for an application without a cache. Breadth
+/// first keeps the windows and the top of each tree in the cache, where a
+/// screen reader starts.
 pub(crate) fn all_items<'a>(app: &'a AppContext<'a>) -> Vec<CacheItem<'a>> {
-    let mut items = Vec::with_capacity(app.replica.node_count().saturating_add(1));
-    items.push(root_item(app));
-    for (index, surface) in app
+    items_within(app, GET_ITEMS_BUDGET_BYTES)
+}
+
+/// [`all_items`] with an explicit budget (serialized bytes of the items).
+pub(crate) fn items_within<'a>(app: &'a AppContext<'a>, budget: usize) -> Vec<CacheItem<'a>> {
+    let root = root_item(app);
+    let mut used = serialized_size(&root);
+    let mut items = vec![root];
+    // (surface, node, parent id or None for a surface root, index in parent)
+    let mut queue: VecDeque<(&'a SurfaceReplica, NodeRef<'a>, Option<NodeId>, usize)> = app
         .replica
         .surfaces()
-        .filter(|s| objects::surface_root(s).is_some())
+        .filter_map(|s| objects::surface_root(s).map(|root| (s, root)))
         .enumerate()
-    {
-        push_surface_items(app, surface, index, &mut items);
+        .map(|(index, (surface, root))| (surface, root, None, index))
+        .collect();
+    let mut children: Vec<NodeRef<'a>> = Vec::new();
+    while let Some((surface, node, parent, index)) = queue.pop_front() {
+        children.clear();
+        children.extend(node.children().filter(is_exposed_child));
+        let ctx = NodeCtx { app, surface, node };
+        let parent_ref = match parent {
+            Some(parent) => (app.unique_name, node_object_path(surface.id(), parent)),
+            None => (app.unique_name, root_path()),
+        };
+        let item = item(&ctx, parent_ref, index, children.len());
+        used = used.saturating_add(serialized_size(&item));
+        if used > budget {
+            tracing::debug!(
+                app = %app.info.name,
+                listed = items.len(),
+                "Cache.GetItems: the rest is left for libatspi to ask for (budget {budget} bytes)"
+            );
+            break;
+        }
+        items.push(item);
+        let id = local_id(&node);
+        queue.extend(
+            children
+                .iter()
+                .enumerate()
+                .map(|(child_index, child)| (surface, *child, Some(id), child_index)),
+        );
     }
     items
+}
+
+/// One item's serialized size, exactly: D-Bus aligns a struct to 8 and an
+/// integer, a string's length or an array's length to 4, and every item of
+/// the array starts 8-aligned, so its size depends on its content only.
+fn serialized_size(item: &CacheItem) -> usize {
+    fn align(offset: usize, to: usize) -> usize {
+        offset.div_ceil(to) * to
+    }
+    fn string(offset: usize, text: &str) -> usize {
+        align(offset, 4) + 4 + text.len() + 1
+    }
+    fn reference(offset: usize, r: &ItemRef) -> usize {
+        string(string(align(offset, 8), r.0), r.1.as_str())
+    }
+    let mut offset = reference(reference(reference(0, &item.0), &item.1), &item.2);
+    offset = align(offset, 4) + 8; // index, child count
+    offset = align(offset, 4) + 4; // interfaces: length
+    for interface in &item.5 {
+        offset = string(offset, interface);
+    }
+    offset = string(offset, &item.6);
+    offset = align(offset, 4) + 4; // role
+    offset = string(offset, &item.8);
+    offset = align(offset, 4) + 4 + 8; // states: length, two words
+    align(offset, 8)
 }
 
 /// The app root's item; its parent is the desktop (null before Embed).
@@ -86,7 +157,7 @@ pub(crate) fn root_item<'a>(app: &'a AppContext<'a>) -> CacheItem<'a> {
         -1,
         to_i32(objects::root_children(app).count()),
         dispatch::ROOT_INTERFACES.to_vec(),
-        app.info.name.clone(),
+        crate::budgets::bounded_name(app.info.name.clone()),
         atspi_common::Role::Application as u32,
         String::new(),
         accessible::root_states(),
@@ -102,35 +173,6 @@ fn desktop_item_ref<'a>(app: &AppContext<'a>) -> ItemRef<'a> {
                 .map(|path| (name, path.into_owned()))
         })
         .unwrap_or(("", ObjectPath::from_static_str_unchecked(NULL_PATH)))
-}
-
-fn push_surface_items<'a>(
-    app: &'a AppContext<'a>,
-    surface: &'a SurfaceReplica,
-    index: usize,
-    items: &mut Vec<CacheItem<'a>>,
-) {
-    let Some(root) = objects::surface_root(surface) else {
-        return;
-    };
-    // (node, parent id or None for the surface root, index in parent)
-    let mut stack: Vec<(NodeRef<'a>, Option<NodeId>, usize)> = vec![(root, None, index)];
-    let mut children_buffer: Vec<NodeRef<'a>> = Vec::new();
-    while let Some((node, parent, index)) = stack.pop() {
-        children_buffer.clear();
-        children_buffer.extend(node.children().filter(is_exposed_child));
-        let ctx = NodeCtx { app, surface, node };
-        let parent_ref = match parent {
-            Some(parent) => (app.unique_name, node_object_path(surface.id(), parent)),
-            None => (app.unique_name, root_path()),
-        };
-        items.push(item(&ctx, parent_ref, index, children_buffer.len()));
-        let id = local_id(&node);
-        // Reverse so the first child is popped (and listed) first.
-        for (child_index, child) in children_buffer.iter().enumerate().rev() {
-            stack.push((*child, Some(id), child_index));
-        }
-    }
 }
 
 fn item<'a>(
@@ -173,4 +215,43 @@ pub(crate) fn node_item<'a>(ctx: &NodeCtx<'a>) -> CacheItem<'a> {
         objects::index_in_parent(ctx),
         objects::child_count(ctx.surface, &ctx.node),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_size_of_an_item_is_what_zvariant_writes() {
+        let items: Vec<CacheItem> = (0..7)
+            .map(|n| {
+                let name = "x".repeat(n);
+                let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+                let path =
+                    ObjectPath::try_from(leak(format!("/p{}", "q".repeat(n)))).expect("a path");
+                let r: ItemRef = (leak("a".repeat(n + 1)), path);
+                (
+                    r.clone(),
+                    r.clone(),
+                    r,
+                    n as i32,
+                    1,
+                    vec!["org.a11y.atspi.Accessible", "x"][..n % 3].to_vec(),
+                    name.clone(),
+                    7,
+                    name,
+                    StateSet::empty(),
+                )
+            })
+            .collect();
+        let ctxt = zvariant::serialized::Context::new_dbus(zvariant::LE, 0);
+        let whole = zvariant::to_bytes(ctxt, &items).expect("serialized").len();
+        // The array's length word, padded to the first struct's alignment.
+        let expected: usize = 8 + items.iter().map(serialized_size).sum::<usize>();
+        // The last item's trailing padding is not written.
+        assert!(
+            whole <= expected && expected - whole < 8,
+            "{whole} vs {expected}"
+        );
+    }
 }

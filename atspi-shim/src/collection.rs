@@ -139,8 +139,13 @@ pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handle
     Ok(Handled::reply(method_return(call, &(found,))?))
 }
 
+/// The caller's `count` (0 or negative: all), never over
+/// [`MAX_COLLECTION_MATCHES`](crate::budgets::MAX_COLLECTION_MATCHES).
 fn limit(count: i32) -> Option<usize> {
-    usize::try_from(count).ok().filter(|c| *c > 0)
+    let asked = usize::try_from(count).ok().filter(|c| *c > 0);
+    Some(asked.map_or(crate::budgets::MAX_COLLECTION_MATCHES, |c| {
+        c.min(crate::budgets::MAX_COLLECTION_MATCHES)
+    }))
 }
 
 fn finish(ctx: &NodeCtx, found: Vec<NodeRef>, sort: u32) -> Vec<ObjectRef> {

@@ -106,6 +106,10 @@ impl Out<'_> {
         body: &B,
     ) {
         match Message::signal(path, interface, member).and_then(|builder| builder.build(body)) {
+            Ok(message) if message.data().len() > crate::budgets::MAX_MESSAGE_BYTES => {
+                tracing::warn!(%path, %interface, %member, bytes = message.data().len(),
+                    "AT-SPI event not sent: over the message budget (rule max-message-bytes)")
+            }
             Ok(message) => self.messages.push(message),
             Err(error) => {
                 tracing::warn!(%path, %interface, %member, %error, "could not build an AT-SPI event")

@@ -27,6 +27,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod budgets;
 pub mod context;
 pub mod coords;
 pub mod dispatch;

@@ -41,14 +41,32 @@ impl Handled {
     }
 }
 
-/// A method return for `call` carrying `body`.
+/// A method return for `call` carrying `body`; a reply over
+/// [`MAX_MESSAGE_BYTES`](crate::budgets::MAX_MESSAGE_BYTES) is refused
+/// (the caller answers `Failed` instead, which libatspi survives; a message
+/// over the D-Bus limits would cost the application its connection).
 pub fn method_return<B>(call: &Message, body: &B) -> Result<Message, CallError>
 where
     B: Serialize + DynamicType,
 {
-    Message::method_return(&call.header())
+    let reply = Message::method_return(&call.header())
         .and_then(|builder| builder.build(body))
-        .map_err(|e| CallError::Failed(format!("could not build the reply: {e}")))
+        .map_err(|e| CallError::Failed(format!("could not build the reply: {e}")))?;
+    within_message_budget(reply)
+}
+
+/// `message` if its serialized size is within the budget, else the error
+/// naming rule `max-message-bytes`.
+pub fn within_message_budget(message: Message) -> Result<Message, CallError> {
+    let size = message.data().len();
+    if size > crate::budgets::MAX_MESSAGE_BYTES {
+        return Err(CallError::Failed(format!(
+            "the answer would take {size} bytes, over the bridge's message budget of {} \
+             (rule max-message-bytes); ask for less (a count, a range)",
+            crate::budgets::MAX_MESSAGE_BYTES
+        )));
+    }
+    Ok(message)
 }
 
 /// Decodes the call's arguments, answering InvalidArgs (with the expected

@@ -55,6 +55,7 @@ use accesskit_consumer::{FilterResult, NodeRef};
 use newton_push_protocol::{Geometry, SurfaceId};
 use zvariant::OwnedValue;
 
+use crate::budgets::bounded_text;
 use crate::coords::{self, CoordType};
 use crate::reply::{args, method_return};
 use crate::{CallError, Handled, NodeCtx};
@@ -157,7 +158,7 @@ pub(crate) fn handle(
     match member {
         "GetText" => {
             let (start, end) = args::<(i32, i32)>(call)?;
-            ok(call, &model.get_text(start, end))
+            ok(call, &bounded_text(model.get_text(start, end)))
         }
         "GetTextAtOffset" | "GetTextBeforeOffset" | "GetTextAfterOffset" => {
             let (offset, kind) = args::<(i32, u32)>(call)?;
@@ -167,14 +168,14 @@ pub(crate) fn handle(
                 "GetTextAtOffset" => Which::At,
                 _ => Which::After,
             };
-            let unit = model.unit(offset, boundary, which);
-            ok(call, &unit)
+            let (unit, start, end) = model.unit(offset, boundary, which);
+            ok(call, &(bounded_text(unit), start, end))
         }
         "GetStringAtOffset" => {
             let (offset, granularity) = args::<(i32, u32)>(call)?;
             let boundary = Boundary::from_granularity(granularity)?;
-            let unit = model.unit(offset, boundary, Which::At);
-            ok(call, &unit)
+            let (unit, start, end) = model.unit(offset, boundary, Which::At);
+            ok(call, &(bounded_text(unit), start, end))
         }
         "GetCharacterAtOffset" => {
             let (offset,) = args::<(i32,)>(call)?;

@@ -18,6 +18,7 @@ mod pywalk;
 mod queries;
 mod report;
 mod restart;
+mod rounds;
 mod stats;
 mod updates;
 mod walks;
@@ -118,6 +119,8 @@ struct Args {
     out: PathBuf,
     profile: Option<PathBuf>,
     restart_only: bool,
+    /// `--memory-rounds [ROUNDS APPS NODES]`: only the memory-return rounds.
+    memory_rounds: Option<(usize, usize, usize)>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -126,12 +129,27 @@ fn parse_args() -> Result<Option<Args>> {
         out: newton_e2e::workspace_root().join("target/bench"),
         profile: None,
         restart_only: false,
+        memory_rounds: None,
     };
-    let mut it = std::env::args().skip(1);
+    let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--smoke" => args.smoke = true,
             "--restart-only" => args.restart_only = true,
+            "--memory-rounds" => {
+                // Up to three numbers follow; the next flag ends them.
+                let mut numbers = [10usize, 100, 5000];
+                for slot in numbers.iter_mut() {
+                    match it.peek().and_then(|text| text.parse().ok()) {
+                        Some(number) => {
+                            *slot = number;
+                            it.next();
+                        }
+                        None => break,
+                    }
+                }
+                args.memory_rounds = Some((numbers[0], numbers[1], numbers[2]));
+            }
             "--out" => {
                 let out = it
                     .next()
@@ -160,7 +178,10 @@ fn parse_args() -> Result<Option<Args>> {
                      --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
                      --out    where results go (default target/bench/)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
-                     --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR"
+                     --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
+                     --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
+                     \x20        applications of NODES nodes attaching and leaving (default 10 100 5000),\n\
+                     \x20        with and without malloc_trim"
                 );
                 return Ok(None);
             }
@@ -195,6 +216,21 @@ fn step(started: Instant, what: &str) {
 
 fn run(args: Args) -> Result<()> {
     let started = Instant::now();
+    if let Some((rounds, apps, nodes)) = args.memory_rounds {
+        let files = args.out.join("fixtures");
+        std::fs::create_dir_all(&files)
+            .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+        let results = rounds::run(files, rounds, apps, nodes)?;
+        let json = serde_json::to_string_pretty(&results)
+            .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+        let path = args.out.join("memory-rounds.json");
+        std::fs::write(&path, json)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        println!("{}", rounds::markdown(&results));
+        println!("results: {}", path.display());
+        step(started, "memory rounds done");
+        return Ok(());
+    }
     let config = if args.smoke {
         Config::smoke()
     } else {

@@ -43,6 +43,11 @@ pub struct AttachedApp {
 impl World {
     /// A session with the accessibility bus enabled (`--a11y=1`) and the bridge serving it.
     pub fn start(files: PathBuf) -> Result<World> {
+        World::start_with_env(files, &[])
+    }
+
+    /// [`World::start`] with extra environment variables for the bridge.
+    pub fn start_with_env(files: PathBuf, bridge_env: &[(&str, &str)]) -> Result<World> {
         let session = TestSession::start(SessionOptions {
             xvfb: false,
             atspi: true,
@@ -53,18 +58,24 @@ impl World {
             .a11y_bus_address()
             .ok_or_else(|| fail("the session has no accessibility bus"))?
             .to_owned();
-        World::with_session(session, &address, files)
+        World::with_session_env(session, &address, files, bridge_env)
     }
 
     /// Starts the bridge in `session`, serving the accessibility bus at `a11y_address`.
-    pub fn with_session(
+    pub fn with_session(session: TestSession, a11y_address: &str, files: PathBuf) -> Result<World> {
+        World::with_session_env(session, a11y_address, files, &[])
+    }
+
+    fn with_session_env(
         mut session: TestSession,
         a11y_address: &str,
         files: PathBuf,
+        bridge_env: &[(&str, &str)],
     ) -> Result<World> {
         let socket = session.dir().join("bridge.sock");
         let mut cmd = session.command(bridge_binary()?);
-        cmd.env("AT_SPI_BUS_ADDRESS", a11y_address)
+        cmd.envs(bridge_env.iter().copied())
+            .env("AT_SPI_BUS_ADDRESS", a11y_address)
             .arg("serve")
             .arg("--socket")
             .arg(&socket)

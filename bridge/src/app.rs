@@ -31,6 +31,10 @@ struct Bus {
     unique_name: String,
 }
 
+/// A call being answered on the heavy-call thread: its reply, if any.
+type HeavyCall =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Option<(Message, bool)>> + Send>>;
+
 /// A bridged application.
 pub struct BridgedApp {
     pub info: AppInfo,
@@ -52,6 +56,37 @@ pub struct BridgedApp {
     call_panics: std::sync::atomic::AtomicU64,
     /// Which error replies were logged (bounded; see [`ErrorReplyLog`]).
     error_replies: Mutex<ErrorReplyLog>,
+    /// Bus connection losses (see [`BridgedApp::lost_bus`]).
+    bus_watch: BusWatch,
+}
+
+/// What the application knows about its bus connection: which one is
+/// current, whether it still serves, and where a loss is reported.
+struct BusWatch {
+    /// Bumped by every new bus connection; a loss names the generation it
+    /// happened to, so a connection replaced on purpose is not "lost".
+    generation: std::sync::atomic::AtomicU64,
+    connected: std::sync::atomic::AtomicBool,
+    /// Set by `shut_down`: the connection closes because the sender left.
+    closing: std::sync::atomic::AtomicBool,
+    lost_tx: async_channel::Sender<u64>,
+    lost_rx: async_channel::Receiver<u64>,
+    /// One reconnection at a time (a lost connection, a restarted bus).
+    reconnecting: async_lock::Mutex<()>,
+}
+
+impl BusWatch {
+    fn new() -> Self {
+        let (lost_tx, lost_rx) = async_channel::bounded(4);
+        Self {
+            generation: std::sync::atomic::AtomicU64::new(0),
+            connected: std::sync::atomic::AtomicBool::new(true),
+            closing: std::sync::atomic::AtomicBool::new(false),
+            lost_tx,
+            lost_rx,
+            reconnecting: async_lock::Mutex::new(()),
+        }
+    }
 }
 
 impl BridgedApp {
@@ -60,12 +95,13 @@ impl BridgedApp {
         a11y_address: &str,
         info: AppInfo,
         limits: Limits,
+        budget: Arc<newton_cache::ByteBudget>,
         to_sender: async_channel::Sender<BridgeMessage>,
         listeners: SharedListeners,
     ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
         let (bus, incoming) = open_bus(a11y_address).await?;
         let state = AppState {
-            replica: AppReplica::new(limits),
+            replica: AppReplica::with_shared_budget(limits, budget),
             app_id: 0,
             desktop: None,
         };
@@ -81,6 +117,7 @@ impl BridgedApp {
             dropped_actions: std::sync::atomic::AtomicU64::new(0),
             call_panics: std::sync::atomic::AtomicU64::new(0),
             error_replies: Mutex::new(ErrorReplyLog::default()),
+            bus_watch: BusWatch::new(),
         }))
     }
 
@@ -93,7 +130,7 @@ impl BridgedApp {
             .unwrap_or_else(|p| p.into_inner())
             .take();
         if let Some(stream) = incoming {
-            self.serve_on(stream, executor);
+            self.serve_bus_on(stream, executor);
         }
     }
 
@@ -144,14 +181,96 @@ impl BridgedApp {
         a11y_address: &str,
         executor: &async_executor::Executor<'static>,
     ) -> Result<(), crate::a11y_bus::BusError> {
+        let _one_at_a_time = self.bus_watch.reconnecting.lock().await;
+        self.replace_bus(a11y_address, executor).await
+    }
+
+    /// A new bus connection in place of the current one (closed, so its
+    /// serving task ends and the registry drops it), served and embedded.
+    async fn replace_bus(
+        self: &Arc<Self>,
+        a11y_address: &str,
+        executor: &async_executor::Executor<'static>,
+    ) -> Result<(), crate::a11y_bus::BusError> {
         let (bus, incoming) = open_bus(a11y_address).await?;
-        *self.lock_bus() = bus;
+        self.bus_watch
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let old = std::mem::replace(&mut *self.lock_bus(), bus);
+        let _ = old.conn.close().await;
         self.lock().desktop = None;
-        self.serve_on(incoming, executor);
+        self.serve_bus_on(incoming, executor);
+        self.bus_watch
+            .connected
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         if let Err(e) = self.embed().await {
             warn!(app = %self.info.name, "could not embed after reconnecting: {e}");
         }
         Ok(())
+    }
+
+    /// Whether the application's bus connection serves (false from the
+    /// moment it was lost until a new one is embedded).
+    pub fn bus_connected(&self) -> bool {
+        self.bus_watch
+            .connected
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until the application's bus connection is lost while it was
+    /// current (the bus daemon dropped it, or the bus went away); returns
+    /// that connection's generation. Replaced and shut-down connections are
+    /// not reported.
+    pub async fn lost_bus(&self) -> Option<u64> {
+        self.bus_watch.lost_rx.recv().await.ok()
+    }
+
+    /// After [`lost_bus`](Self::lost_bus) reported `generation`: connects
+    /// again and embeds, unless another reconnection (a restarted bus)
+    /// already did. Retries with backoff (100 ms doubling to 5 s) until it
+    /// succeeds or the application is shut down; returns the new bus name,
+    /// or `None` when nothing was needed.
+    pub async fn recover_bus(
+        self: &Arc<Self>,
+        generation: u64,
+        a11y_address: impl Fn() -> String,
+        executor: &async_executor::Executor<'static>,
+    ) -> Option<String> {
+        let mut delay = std::time::Duration::from_millis(100);
+        let mut failures = 0u32;
+        loop {
+            {
+                let _one_at_a_time = self.bus_watch.reconnecting.lock().await;
+                if self.is_closing()
+                    || self
+                        .bus_watch
+                        .generation
+                        .load(std::sync::atomic::Ordering::SeqCst)
+                        != generation
+                {
+                    return None;
+                }
+                match self.replace_bus(&a11y_address(), executor).await {
+                    Ok(()) => return Some(self.unique_name()),
+                    // The first failure at WARN; while the bus is away every
+                    // application retries, and the control connection says so.
+                    Err(e) if failures == 0 => warn!(
+                        app = %self.info.name,
+                        "could not connect to the accessibility bus again ({e}); retrying until it answers"
+                    ),
+                    Err(e) => debug!(app = %self.info.name, "still cannot connect: {e}"),
+                }
+                failures += 1;
+            }
+            async_io::Timer::after(delay).await;
+            delay = (delay * 2).min(std::time::Duration::from_secs(5));
+        }
+    }
+
+    fn is_closing(&self) -> bool {
+        self.bus_watch
+            .closing
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The state lock. A panic while it was held (a bug, never expected) does
@@ -203,10 +322,64 @@ impl BridgedApp {
         serving.push(task);
     }
 
+    /// [`serve_on`](Self::serve_on) for the current bus connection: when its
+    /// stream ends while it is still current and the application is not
+    /// shutting down, the loss is reported to [`lost_bus`](Self::lost_bus).
+    fn serve_bus_on(
+        self: &Arc<Self>,
+        incoming: zbus::MessageStream,
+        executor: &async_executor::Executor<'static>,
+    ) {
+        let generation = self
+            .bus_watch
+            .generation
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let app = self.clone();
+        let task = executor.spawn(async move {
+            app.clone().serve_calls(incoming).await;
+            app.note_bus_closed(generation);
+        });
+        let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
+        serving.retain(|task| !task.is_finished());
+        serving.push(task);
+    }
+
+    fn note_bus_closed(&self, generation: u64) {
+        let current = self
+            .bus_watch
+            .generation
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if current != generation || self.is_closing() {
+            return;
+        }
+        self.bus_watch
+            .connected
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.bus_watch.lost_tx.try_send(generation);
+    }
+
     /// Answers method calls from `stream` until its connection closes.
+    /// Calls whose cost grows with the tree go to the heavy-call thread
+    /// (`heavy.rs`), one at a time per connection; the calls after one are
+    /// answered meanwhile (D-Bus matches replies by serial, not order).
     async fn serve_calls(self: Arc<Self>, mut stream: zbus::MessageStream) {
         let conn = zbus::Connection::from(&stream);
-        while let Some(message) = stream.next().await {
+        let mut heavy_call: Option<HeavyCall> = None;
+        loop {
+            let message = match heavy_call.as_mut() {
+                None => stream.next().await,
+                Some(running) => {
+                    match futures::future::select(stream.next(), running.as_mut()).await {
+                        futures::future::Either::Left((message, _)) => message,
+                        futures::future::Either::Right((reply, _)) => {
+                            heavy_call = None;
+                            self.send_reply(&conn, reply).await;
+                            continue;
+                        }
+                    }
+                }
+            };
+            let Some(message) = message else { break };
             let Ok(message) = message else { continue };
             if message.message_type() != MessageType::MethodCall {
                 continue;
@@ -221,17 +394,33 @@ impl BridgedApp {
                     "call"
                 );
             }
-            if let Some(reply) = self
-                .answer(&message)
-                .filter(|(_, wanted)| *wanted)
-                .map(|(reply, _)| reply)
-            {
-                if let Err(e) = conn.send(&reply).await {
-                    debug!("could not send a reply: {e}");
+            if crate::heavy::is_heavy(&message) {
+                // One heavy call per connection: the next waits for the last.
+                if let Some(previous) = heavy_call.take() {
+                    let reply = previous.await;
+                    self.send_reply(&conn, reply).await;
                 }
-                tracing::trace!(app = %self.info.name, "replied");
+                let app = self.clone();
+                heavy_call = Some(Box::pin(async move {
+                    crate::heavy::run(move || app.answer(&message))
+                        .await
+                        .flatten()
+                }));
+                continue;
             }
+            let reply = self.answer(&message);
+            self.send_reply(&conn, reply).await;
         }
+    }
+
+    async fn send_reply(&self, conn: &zbus::Connection, answer: Option<(Message, bool)>) {
+        let Some(reply) = answer.filter(|(_, wanted)| *wanted).map(|(reply, _)| reply) else {
+            return;
+        };
+        if let Err(e) = conn.send(&reply).await {
+            debug!("could not send a reply: {e}");
+        }
+        tracing::trace!(app = %self.info.name, "replied");
     }
 
     /// Computes the reply to one call from the replica; routes any action
@@ -370,6 +559,11 @@ impl BridgedApp {
         updates: Vec<accesskit::TreeUpdate>,
         bytes: usize,
     ) -> Result<(), RejectError> {
+        if crate::fault::close_bus_armed(&updates) {
+            // Test hook (debug builds): the bus connection goes away under
+            // the application, as when the bus daemon drops it.
+            let _ = self.conn().close().await;
+        }
         let changes = if self.is_full_replacement(surface, &updates) {
             let limits = *self.lock().replica.limits();
             let prepared = blocking::unblock(move || {
@@ -477,6 +671,10 @@ impl BridgedApp {
 
     /// The sender left: announce every object's removal, then leave the desktop.
     pub async fn shut_down(&self) {
+        self.bus_watch
+            .closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.bus_watch.lost_tx.close();
         self.p2p.lock().unwrap_or_else(|p| p.into_inner()).take();
         let changes = self.lock().replica.clear();
         let signals = self.events_for(&changes);

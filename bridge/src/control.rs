@@ -46,6 +46,8 @@ pub struct Stats {
     senders_refused: AtomicU64,
     /// Commits the frame-rate limit held back and coalesced.
     commits_held_back: AtomicU64,
+    /// Application bus connections the bus closed (see `daemon::keep_on_bus`).
+    bus_connections_lost: AtomicU64,
     last_rejection: Mutex<Option<LastRejection>>,
 }
 
@@ -59,6 +61,7 @@ impl Default for Stats {
             departed_rejected: AtomicU64::new(0),
             senders_refused: AtomicU64::new(0),
             commits_held_back: AtomicU64::new(0),
+            bus_connections_lost: AtomicU64::new(0),
             last_rejection: Mutex::new(None),
         }
     }
@@ -89,6 +92,11 @@ impl Stats {
     /// The frame-rate limit held back `commits` more commits.
     pub fn held_back(&self, commits: u64) {
         self.commits_held_back.fetch_add(commits, Ordering::Relaxed);
+    }
+
+    /// An application's bus connection was closed under it.
+    pub fn bus_connection_lost(&self) {
+        self.bus_connections_lost.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A commit or message was rejected: remember the rule it broke.
@@ -136,6 +144,9 @@ pub struct StatusDocument {
     /// Commits the frame-rate limit held back and coalesced (`--max-fps`).
     #[serde(default)]
     pub commits_held_back: u64,
+    /// Application bus connections the bus closed (each reconnected).
+    #[serde(default)]
+    pub bus_connections_lost: u64,
     pub totals: Totals,
     /// The most recent rejection, with the rule it broke.
     pub last_rejection: Option<LastRejection>,
@@ -160,8 +171,12 @@ pub struct AppStatus {
     pub name: String,
     pub app_id: String,
     pub pid: Option<u32>,
-    /// Its unique name on the accessibility bus.
+    /// Its unique name on the accessibility bus (empty while not connected).
     pub bus_name: String,
+    /// Whether its bus connection serves; false from a loss until the new
+    /// connection is embedded.
+    #[serde(default = "connected_by_default")]
+    pub bus_connected: bool,
     pub surfaces: usize,
     pub nodes: usize,
     pub commits_applied: u64,
@@ -176,15 +191,25 @@ pub struct LastRejection {
     pub reason: String,
 }
 
+fn connected_by_default() -> bool {
+    true
+}
+
 impl AppStatus {
     fn of(app: &BridgedApp) -> Self {
-        let bus_name = app.unique_name();
+        let bus_connected = app.bus_connected();
+        let bus_name = if bus_connected {
+            app.unique_name()
+        } else {
+            String::new()
+        };
         let state = app.lock();
         Self {
             name: app.info.name.clone(),
             app_id: app.info.app_id.clone(),
             pid: app.info.pid,
             bus_name,
+            bus_connected,
             surfaces: state.replica.surfaces().count(),
             nodes: state.replica.node_count(),
             commits_applied: state.replica.commits_applied(),
@@ -221,6 +246,7 @@ pub fn document(
         senders_total: stats.senders_total.load(Ordering::Relaxed),
         senders_refused: stats.senders_refused.load(Ordering::Relaxed),
         commits_held_back: stats.commits_held_back.load(Ordering::Relaxed),
+        bus_connections_lost: stats.bus_connections_lost.load(Ordering::Relaxed),
         totals,
         last_rejection: stats
             .last_rejection
@@ -365,6 +391,7 @@ mod tests {
     fn sample_apps() -> Vec<AppStatus> {
         vec![
             AppStatus {
+                bus_connected: true,
                 name: "Editor".into(),
                 app_id: "org.example.Editor".into(),
                 pid: Some(42),
@@ -375,6 +402,7 @@ mod tests {
                 commits_rejected: 1,
             },
             AppStatus {
+                bus_connected: true,
                 name: "Viewer".into(),
                 app_id: "org.example.Viewer".into(),
                 pid: None,
@@ -415,6 +443,7 @@ mod tests {
                 "a11yBus",
                 "apps",
                 "atPresent",
+                "busConnectionsLost",
                 "commitsHeldBack",
                 "lastRejection",
                 "pid",
@@ -437,6 +466,7 @@ mod tests {
         assert_eq!(json["lastRejection"]["rule"], "unknown-node");
         assert_eq!(json["apps"][0]["appId"], "org.example.Editor");
         assert_eq!(json["apps"][0]["busName"], ":1.7");
+        assert_eq!(json["apps"][0]["busConnected"], true);
         assert_eq!(json["apps"][1]["pid"], serde_json::Value::Null);
         let back: StatusDocument = serde_json::from_value(json).unwrap();
         assert_eq!(back, document);

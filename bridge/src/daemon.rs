@@ -28,6 +28,8 @@ pub struct Daemon {
     explicit_address: Option<String>,
     a11y_address: Mutex<String>,
     pub limits: Limits,
+    /// What every application's replica draws from (`--max-total-bytes`).
+    pub replica_budget: Arc<newton_cache::ByteBudget>,
     pub max_frame_bytes: u32,
     /// Per-application frame-rate limit (`--max-fps`, `--fps-burst`).
     pub max_fps: u32,
@@ -164,6 +166,25 @@ impl Daemon {
     }
 }
 
+/// Watches one application's bus connection for as long as it lives: a
+/// connection the bus daemon drops (a message it refused, a kick) is
+/// reported at WARN at once and replaced by a new one, embedded again, so
+/// the application comes back to the desktop; `status` shows
+/// `busConnected: false` meanwhile. A bus that went away as a whole is the
+/// control connection's business ([`Daemon::reconnect_bus`]); the two take
+/// turns on the application's reconnection lock.
+pub async fn keep_on_bus(daemon: Arc<Daemon>, app: Arc<BridgedApp>) {
+    while let Some(generation) = app.lost_bus().await {
+        let lost_name = app.unique_name();
+        warn!(app = %app.info.name, bus = %lost_name, "the application's accessibility-bus connection was closed by the bus; ATs no longer see it; connecting again");
+        daemon.stats.bus_connection_lost();
+        let address = || daemon.a11y_address();
+        if let Some(bus) = app.recover_bus(generation, address, &daemon.executor).await {
+            warn!(app = %app.info.name, lost = %lost_name, %bus, "the application is back on the accessibility bus under a new name");
+        }
+    }
+}
+
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: ServeArgs) -> Result<(), Box<dyn Error>> {
     run_until(args, None)
@@ -221,12 +242,14 @@ async fn serve(
         max_nodes: args.max_nodes,
         max_depth: args.max_depth,
         max_frame_bytes: args.max_frame_bytes as usize,
+        max_app_bytes: args.max_app_bytes,
         ..Limits::default()
     };
     let daemon = Arc::new(Daemon {
         explicit_address: args.a11y_bus.clone().filter(|a| !a.is_empty()),
         a11y_address: Mutex::new(a11y_address),
         limits,
+        replica_budget: Arc::new(newton_cache::ByteBudget::new(args.max_total_bytes)),
         max_frame_bytes: args.max_frame_bytes,
         max_fps: args.max_fps,
         fps_burst: args.fps_burst,
@@ -269,6 +292,8 @@ async fn serve(
         max_fps = daemon.max_fps,
         fps_burst = daemon.fps_burst,
         max_queued_bytes = daemon.max_queued_bytes,
+        max_app_bytes = daemon.limits.max_app_bytes,
+        max_total_bytes = daemon.replica_budget.max(),
         allow_uid = ?daemon.admission.extra_uids,
         allow_exe = ?daemon.admission.executables,
         "per-application limits and admission"

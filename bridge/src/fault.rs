@@ -41,3 +41,34 @@ pub fn panic_if_armed(updates: &[TreeUpdate]) {
 #[cfg(not(debug_assertions))]
 #[inline(always)]
 pub fn panic_if_armed(_updates: &[TreeUpdate]) {}
+
+/// The environment variable naming the label that makes the bridge close
+/// the committing application's bus connection, as the bus daemon does when
+/// it drops a connection (debug builds only; set by whoever starts the
+/// bridge, never by a sender).
+#[cfg(debug_assertions)]
+pub const CLOSE_BUS_ON_LABEL: &str = "NEWTON_ATSPI_TEST_CLOSE_BUS_ON_LABEL";
+
+/// Whether the test hook is armed and `updates` carry its label.
+#[cfg(debug_assertions)]
+pub fn close_bus_armed(updates: &[TreeUpdate]) -> bool {
+    static LABEL: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let armed = LABEL.get_or_init(|| {
+        std::env::var(CLOSE_BUS_ON_LABEL)
+            .ok()
+            .filter(|label| !label.is_empty())
+    });
+    armed.as_ref().is_some_and(|label| {
+        updates
+            .iter()
+            .flat_map(|update| &update.nodes)
+            .any(|(_, node)| node.label() == Some(label.as_str()))
+    })
+}
+
+/// Release builds: no hook.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn close_bus_armed(_updates: &[TreeUpdate]) -> bool {
+    false
+}

@@ -10,7 +10,8 @@
 //! ARCHITECTURE.md for the data flow.
 
 // Unsafe code only where a file descriptor handed over by the service manager is adopted
-// (activation.rs), each with its SAFETY argument; everything else is safe Rust.
+// (activation.rs) and where glibc is asked to return freed memory (memory.rs, malloc_trim),
+// each with its SAFETY argument; everything else is safe Rust.
 #![deny(unsafe_code)]
 
 pub mod a11y_bus;
@@ -20,8 +21,10 @@ mod app;
 pub mod control;
 pub mod daemon;
 mod fault;
+mod heavy;
 mod listeners;
 pub mod logging;
+mod memory;
 mod p2p;
 pub mod registry;
 mod sender;

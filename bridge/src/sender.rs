@@ -476,6 +476,7 @@ impl Connection {
             &self.daemon.a11y_address(),
             info,
             self.daemon.limits,
+            self.daemon.replica_budget.clone(),
             to_sender,
             self.daemon.listeners.clone(),
         )
@@ -497,6 +498,10 @@ impl Connection {
             .detach();
         info!(app = %app.info.name, app_id = %app.info.app_id, bus = %app.unique_name(), "application connected");
         let key = self.daemon.add_app(app.clone());
+        self.daemon
+            .executor
+            .spawn(crate::daemon::keep_on_bus(self.daemon.clone(), app.clone()))
+            .detach();
         // Peer-to-peer before Embed: libatspi asks for the address at first
         // contact, right after the registry announces the application.
         if let Some(dir) = &self.daemon.p2p_dir {
@@ -538,6 +543,8 @@ impl Connection {
         if let Some((key, app)) = self.app.take() {
             self.daemon.remove_app(key);
             app.shut_down().await;
+            drop(app);
+            crate::memory::trim_soon(&self.daemon.executor);
         }
         self.outbox.close();
         debug!("sender connection closed");

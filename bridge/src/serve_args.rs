@@ -54,6 +54,23 @@ pub struct ServeArgs {
         default_value_t = newton_push_protocol::DEFAULT_MAX_QUEUED_BYTES
     )]
     pub max_queued_bytes: usize,
+    /// Estimated bytes one application's replica may take (its nodes, labels
+    /// and text; docs/robustness.md, "Memory budgets"). A commit that would
+    /// pass it is rejected before it is applied (rule app-bytes).
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_APP_BYTES",
+        default_value_t = newton_cache::limits::DEFAULT_MAX_APP_BYTES
+    )]
+    pub max_app_bytes: usize,
+    /// Estimated bytes every application's replica may take together; a
+    /// commit that would pass it is rejected (rule total-bytes).
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_TOTAL_BYTES",
+        default_value_t = newton_cache::limits::DEFAULT_MAX_TOTAL_BYTES
+    )]
+    pub max_total_bytes: usize,
     /// Accept senders only when their executable (/proc/PID/exe of the
     /// connecting process) is PATH; repeat for several. Default: any
     /// executable of this user. In the environment, paths are separated by ':'.
@@ -119,6 +136,8 @@ impl ServeArgs {
             max_fps: newton_push_protocol::DEFAULT_MAX_FRAMES_PER_SECOND,
             fps_burst: newton_push_protocol::DEFAULT_FRAME_BURST,
             max_queued_bytes: newton_push_protocol::DEFAULT_MAX_QUEUED_BYTES,
+            max_app_bytes: newton_cache::limits::DEFAULT_MAX_APP_BYTES,
+            max_total_bytes: newton_cache::limits::DEFAULT_MAX_TOTAL_BYTES,
             allow_exe: Vec::new(),
             allow_uid: Vec::new(),
             max_senders: 0,

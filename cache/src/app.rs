@@ -10,12 +10,14 @@
 //! another thread while the replica keeps answering), then
 //! [`AppReplica::install`] swaps it in cheaply.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use accesskit::{NodeId, TreeId, TreeUpdate};
 use accesskit_consumer::{Tree, TreeState};
 use newton_push_protocol::{Geometry, SurfaceId};
 
+use crate::budget::{node_cost, ByteBudget};
 use crate::changes::{all_removed, preorder, ChangeCollector, IgnoreChanges};
 use crate::exposure::NonStructuralChildren;
 use crate::refs::RefIndex;
@@ -32,6 +34,8 @@ pub struct SurfaceReplica {
     /// Whether the compositor says this surface has keyboard focus.
     pub(crate) focused: bool,
     pub(crate) node_count: usize,
+    /// Estimated bytes of its tree (`budget.rs`).
+    pub(crate) bytes: usize,
     pub(crate) refs: RefIndex,
     pub(crate) awaiting_resync: bool,
     pub(crate) non_structural: NonStructuralChildren,
@@ -55,6 +59,7 @@ impl SurfaceReplica {
             geometry: Geometry::default(),
             focused: false,
             node_count: 0,
+            bytes: 0,
             refs: RefIndex::default(),
             awaiting_resync: false,
             non_structural: NonStructuralChildren::default(),
@@ -136,6 +141,8 @@ pub struct PreparedTree {
     tree: Tree,
     refs: RefIndex,
     node_count: usize,
+    /// Estimated bytes of the tree (`budget.rs`).
+    bytes: usize,
     /// Every node, parents first.
     order: Vec<NodeId>,
     /// Counted here, off the replica's lock.
@@ -150,6 +157,10 @@ impl PreparedTree {
     /// Nodes in the tree.
     pub fn node_count(&self) -> usize {
         self.node_count
+    }
+    /// Estimated bytes of the tree.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 
@@ -179,6 +190,10 @@ pub fn prepare_full_tree(
             ));
         }
     }
+    let incoming = incoming_bytes(&updates);
+    if incoming > limits.max_app_bytes {
+        return Err(app_bytes_error(surface, incoming, limits.max_app_bytes));
+    }
     let cx = Context {
         surface,
         limits,
@@ -186,6 +201,41 @@ pub fn prepare_full_tree(
     };
     let plan = plan_commit(&cx, None, &updates)?;
     Ok(build_tree(surface, updates, plan))
+}
+
+/// Estimated bytes of every node a commit carries.
+fn incoming_bytes(updates: &[TreeUpdate]) -> usize {
+    updates
+        .iter()
+        .flat_map(|u| &u.nodes)
+        .map(|(_, node)| node_cost(node))
+        .fold(0usize, usize::saturating_add)
+}
+
+fn app_bytes_error(surface: SurfaceId, total: usize, max: usize) -> RejectError {
+    RejectError::new(
+        surface,
+        None,
+        Rule::AppBytes,
+        format!(
+            "the application's replica would take about {total} bytes, over its budget of {max} \
+             (--max-app-bytes); send less text or fewer nodes"
+        ),
+    )
+}
+
+fn total_bytes_error(surface: SurfaceId, growth: usize, budget: &ByteBudget) -> RejectError {
+    RejectError::new(
+        surface,
+        None,
+        Rule::TotalBytes,
+        format!(
+            "the bridge's replicas hold about {} of {} bytes (--max-total-bytes) and this commit \
+             needs {growth} more; try again after other applications shrink or leave",
+            budget.used(),
+            budget.max()
+        ),
+    )
 }
 
 /// What validation decided for a commit.
@@ -276,6 +326,7 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
             tree: Tree::new(placeholder_update(), false),
             refs,
             node_count: 1,
+            bytes: 0,
             order: vec![NodeId(0)],
             non_structural: NonStructuralChildren::default(),
         };
@@ -286,11 +337,17 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
     }
     let order = preorder(tree.state());
     let non_structural = NonStructuralChildren::count_all(tree.state(), &order);
+    let bytes = order
+        .iter()
+        .filter_map(|id| tree.state().node_by_tree_local_id(*id, TreeId::ROOT))
+        .map(|node| node_cost(node.data()))
+        .fold(0usize, usize::saturating_add);
     PreparedTree {
         surface,
         tree,
         refs,
         node_count,
+        bytes,
         order,
         non_structural,
     }
@@ -336,20 +393,42 @@ pub struct AppReplica {
     pub(crate) limits: Limits,
     pub(crate) surfaces: BTreeMap<SurfaceId, SurfaceReplica>,
     pub(crate) node_count: usize,
+    /// Estimated bytes of every surface's tree, all taken from `shared`.
+    pub(crate) bytes: usize,
+    pub(crate) shared: Arc<ByteBudget>,
     pub(crate) commits_applied: u64,
     pub(crate) commits_rejected: u64,
 }
 
+impl Drop for AppReplica {
+    fn drop(&mut self) {
+        self.shared.release(self.bytes);
+    }
+}
+
 impl AppReplica {
-    /// An application with no surfaces.
+    /// An application with no surfaces, with a budget of its own only.
     pub fn new(limits: Limits) -> Self {
+        Self::with_shared_budget(limits, Arc::new(ByteBudget::default()))
+    }
+
+    /// An application whose replica also draws from `shared`, the budget of
+    /// every application together.
+    pub fn with_shared_budget(limits: Limits, shared: Arc<ByteBudget>) -> Self {
         Self {
             limits,
             surfaces: BTreeMap::new(),
             node_count: 0,
+            bytes: 0,
+            shared,
             commits_applied: 0,
             commits_rejected: 0,
         }
+    }
+
+    /// Estimated bytes of the replica (`budget.rs`).
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
     /// The limits every commit is checked against.
     pub fn limits(&self) -> &Limits {
@@ -423,6 +502,8 @@ impl AppReplica {
             .remove(&id)
             .ok_or_else(|| Self::unknown_surface(id))?;
         self.node_count = self.node_count.saturating_sub(surface.node_count);
+        self.bytes = self.bytes.saturating_sub(surface.bytes);
+        self.shared.release(surface.bytes);
         let mut changes = ChangeSet::new(id, FrameKind::Destroyed);
         if let Some(state) = surface.state() {
             changes.removed = all_removed(state);
@@ -452,21 +533,40 @@ impl AppReplica {
         };
         if plan.replace_from.is_some() {
             let prepared = build_tree(surface, updates, plan);
-            return self.install_unchecked(prepared);
+            return self.install(prepared);
         }
+        let reserved = match self.admit_incremental(surface, &updates) {
+            Ok(reserved) => reserved,
+            Err(error) => {
+                self.note_rejection(surface);
+                return Err(error);
+            }
+        };
+        let incoming = incoming_bytes(&updates);
         let Some(s) = self.surfaces.get_mut(&surface) else {
+            self.shared.release(reserved);
             return Err(Self::unknown_surface(surface));
         };
         let mut collector = ChangeCollector::new(surface, self.limits.max_depth);
         let old_count = s.node_count;
+        let old_bytes = s.bytes;
+        let mut released = 0usize;
         if let Some(tree) = s.tree.as_mut() {
             for (update, checked) in updates.into_iter().zip(&plan.checks) {
+                released = released.saturating_add(replaced_bytes(tree.state(), &update, checked));
                 collector.next_update();
                 apply_one(tree, &mut s.refs, update, checked, &mut collector);
                 s.node_count = checked.node_count;
             }
         }
+        s.bytes = (old_bytes.saturating_add(incoming)).saturating_sub(released);
         self.node_count = (self.node_count + s.node_count).saturating_sub(old_count);
+        self.bytes = (self.bytes + s.bytes).saturating_sub(old_bytes);
+        // The reservation covered the growth at most; give back the rest.
+        let growth = s.bytes.saturating_sub(old_bytes);
+        let shrink = old_bytes.saturating_sub(s.bytes);
+        self.shared
+            .release(reserved.saturating_sub(growth).saturating_add(shrink));
         self.commits_applied += 1;
         let changes = collector.finish(FrameKind::Updated, s.state());
         s.non_structural
@@ -555,7 +655,56 @@ impl AppReplica {
                 format!("the application would have {total} nodes, over the limit of {}; send a smaller tree", self.limits.max_nodes),
             ));
         }
+        let old_bytes = s.bytes;
+        let total_bytes = self
+            .bytes
+            .saturating_sub(old_bytes)
+            .saturating_add(prepared.bytes);
+        if total_bytes > self.limits.max_app_bytes {
+            self.note_rejection(surface);
+            return Err(app_bytes_error(
+                surface,
+                total_bytes,
+                self.limits.max_app_bytes,
+            ));
+        }
+        let growth = prepared.bytes.saturating_sub(old_bytes);
+        if !self.shared.try_reserve(growth) {
+            self.note_rejection(surface);
+            return Err(total_bytes_error(surface, growth, &self.shared));
+        }
+        self.shared
+            .release(old_bytes.saturating_sub(prepared.bytes));
         self.install_unchecked(prepared)
+    }
+
+    /// Checks an incremental commit against the byte budgets before it is
+    /// applied: the replica plus the commit's nodes, less the nodes they
+    /// replace, must fit. Returns the bytes reserved from the shared budget.
+    fn admit_incremental(
+        &mut self,
+        surface: SurfaceId,
+        updates: &[TreeUpdate],
+    ) -> Result<usize, RejectError> {
+        let incoming = incoming_bytes(updates);
+        let state = self.surfaces.get(&surface).and_then(|s| s.state());
+        let mut seen = HashSet::new();
+        let replaced: usize = updates
+            .iter()
+            .flat_map(|u| &u.nodes)
+            .filter(|(id, _)| seen.insert(*id))
+            .filter_map(|(id, _)| state?.node_by_tree_local_id(*id, TreeId::ROOT))
+            .map(|node| node_cost(node.data()))
+            .fold(0usize, usize::saturating_add);
+        let total = self.bytes.saturating_sub(replaced).saturating_add(incoming);
+        if total > self.limits.max_app_bytes {
+            return Err(app_bytes_error(surface, total, self.limits.max_app_bytes));
+        }
+        let growth = incoming.saturating_sub(replaced);
+        if !self.shared.try_reserve(growth) {
+            return Err(total_bytes_error(surface, growth, &self.shared));
+        }
+        Ok(growth)
     }
 
     fn install_unchecked(&mut self, prepared: PreparedTree) -> Result<ChangeSet, RejectError> {
@@ -564,6 +713,7 @@ impl AppReplica {
             mut tree,
             refs,
             node_count,
+            bytes,
             order,
             non_structural,
         } = prepared;
@@ -596,6 +746,8 @@ impl AppReplica {
             });
         }
         self.node_count = (self.node_count + node_count).saturating_sub(s.node_count);
+        self.bytes = (self.bytes + bytes).saturating_sub(s.bytes);
+        s.bytes = bytes;
         s.tree = Some(tree);
         s.refs = refs;
         s.node_count = node_count;
@@ -682,6 +834,8 @@ impl AppReplica {
             .collect();
         let old = std::mem::replace(&mut self.surfaces, fresh);
         self.node_count = 0;
+        self.shared.release(self.bytes);
+        self.bytes = 0;
         old.into_values()
             .filter_map(|surface| {
                 let state = surface.state()?;
@@ -730,3 +884,16 @@ const _: fn() = || {
     assert_send::<AppReplica>();
     assert_send::<PreparedTree>();
 };
+
+/// Estimated bytes an update gives up: the current version of every node it
+/// carries and every node it removes.
+fn replaced_bytes(state: &TreeState, update: &TreeUpdate, checked: &Checked) -> usize {
+    update
+        .nodes
+        .iter()
+        .map(|(id, _)| *id)
+        .chain(checked.removed.iter().copied())
+        .filter_map(|id| state.node_by_tree_local_id(id, TreeId::ROOT))
+        .map(|node| node_cost(node.data()))
+        .fold(0usize, usize::saturating_add)
+}

@@ -52,6 +52,10 @@ pub enum Rule {
     DuplicateSurface,
     /// Too many surfaces for one application.
     TooManySurfaces,
+    /// The application's replica would pass `Limits::max_app_bytes`.
+    AppBytes,
+    /// Every application together would pass the bridge's byte budget.
+    TotalBytes,
 }
 
 impl Rule {
@@ -79,11 +83,13 @@ impl Rule {
             Rule::UnknownSurface => "unknown-surface",
             Rule::DuplicateSurface => "duplicate-surface",
             Rule::TooManySurfaces => "too-many-surfaces",
+            Rule::AppBytes => "app-bytes",
+            Rule::TotalBytes => "total-bytes",
         }
     }
 
     /// Every rule, for docs and the malformed corpus.
-    pub const ALL: [Rule; 21] = [
+    pub const ALL: [Rule; 23] = [
         Rule::MissingTreeInfo,
         Rule::SubtreeUnsupported,
         Rule::MissingRoot,
@@ -105,6 +111,8 @@ impl Rule {
         Rule::UnknownSurface,
         Rule::DuplicateSurface,
         Rule::TooManySurfaces,
+        Rule::AppBytes,
+        Rule::TotalBytes,
     ];
 
     /// The rule with this [`Rule::as_str`] name.

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod budget;
 pub mod changes;
 pub mod error;
 pub mod exposure;
@@ -24,6 +25,7 @@ pub mod strings;
 pub mod validate;
 
 pub use app::{prepare_full_tree, AppReplica, PreparedTree, SurfaceReplica};
+pub use budget::ByteBudget;
 pub use changes::{
     Change, ChangeSet, FlagName, FocusChange, FrameKind, NodeUpdate, RemovedNode,
     TextSelectionOffsets,

@@ -14,6 +14,8 @@ pub struct Limits {
     pub max_frame_bytes: usize,
     /// Surfaces of one application.
     pub max_surfaces: usize,
+    /// Estimated bytes of one application's replica (see `budget.rs`).
+    pub max_app_bytes: usize,
 }
 
 impl Default for Limits {
@@ -24,6 +26,14 @@ impl Default for Limits {
             max_children: 200_000,
             max_frame_bytes: 64 * 1024 * 1024,
             max_surfaces: 64,
+            max_app_bytes: DEFAULT_MAX_APP_BYTES,
         }
     }
 }
+
+/// Default of [`Limits::max_app_bytes`]: room for the 1,000,000-node limit
+/// with short labels (about 240 MB estimated).
+pub const DEFAULT_MAX_APP_BYTES: usize = 512 * 1024 * 1024;
+/// Default budget of every application together (the bridge's
+/// `--max-total-bytes`).
+pub const DEFAULT_MAX_TOTAL_BYTES: usize = 2 * 1024 * 1024 * 1024;

@@ -223,6 +223,7 @@ fn limits() -> Limits {
         max_children: 1000,
         max_frame_bytes: 1 << 20,
         max_surfaces: 4,
+        max_app_bytes: newton_cache::limits::DEFAULT_MAX_APP_BYTES,
     }
 }
 

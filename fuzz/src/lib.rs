@@ -45,6 +45,7 @@ pub fn fuzz_limits() -> Limits {
         max_children: 500,
         max_frame_bytes: 1 << 20,
         max_surfaces: 8,
+        max_app_bytes: newton_cache::limits::DEFAULT_MAX_APP_BYTES,
     }
 }
 

@@ -87,6 +87,13 @@ pub fn summary(status: &StatusDocument) -> String {
         totals.commits_rejected,
         status.commits_held_back
     );
+    if status.bus_connections_lost > 0 {
+        let _ = writeln!(
+            out,
+            "  application bus connections closed by the bus (and reconnected): {}",
+            status.bus_connections_lost
+        );
+    }
     if let Some(last) = &status.last_rejection {
         let _ = writeln!(
             out,
@@ -101,7 +108,11 @@ pub fn summary(status: &StatusDocument) -> String {
             "  \u{2022} {} ({}{pid}, {}): {} surface(s), {} node(s), {} applied, {} rejected",
             app.name,
             app.app_id,
-            app.bus_name,
+            if app.bus_connected {
+                app.bus_name.as_str()
+            } else {
+                "off the bus, reconnecting"
+            },
             app.surfaces,
             app.nodes,
             app.commits_applied,
@@ -152,6 +163,7 @@ mod tests {
     #[test]
     fn the_summary_lists_totals_rejection_and_applications() {
         let status = StatusDocument {
+            bus_connections_lost: 0,
             version: "0.1.0".into(),
             pid: 7,
             uptime_seconds: 3725,
@@ -175,6 +187,7 @@ mod tests {
                 reason: "node 9 is not in the tree".into(),
             }),
             apps: vec![AppStatus {
+                bus_connected: true,
                 name: "Editor".into(),
                 app_id: "org.example.Editor".into(),
                 pid: Some(42),

@@ -123,6 +123,7 @@ pub fn small_limits() -> Limits {
         max_children: 10,
         max_frame_bytes: 10_000,
         max_surfaces: 4,
+        max_app_bytes: newton_cache::limits::DEFAULT_MAX_APP_BYTES,
     }
 }
 

@@ -1,0 +1,161 @@
+//! Memory after applications leave: rounds of many applications attaching
+//! a list each, then all leaving; the bridge's RSS once they are gone, next
+//! to its RSS before the first round. Run twice side by side: the bridge as
+//! shipped (it calls `malloc_trim` after departures, bridge/src/memory.rs)
+//! and with `NEWTON_ATSPI_NO_MALLOC_TRIM=1`, so the ratio shows what the
+//! trim gives back and what glibc's arenas would hold otherwise.
+//!
+//! `newton-bench --memory-rounds [ROUNDS APPS NODES]` (default 10 100 5000).
+
+use std::io::Read;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use newton_producer::replay::{replay_into, ReplayOptions, Timing};
+use newton_producer::Sender;
+use newton_push_protocol::Encoding;
+use serde::Serialize;
+
+use crate::procfs::rss_bytes;
+use crate::world::World;
+use crate::{fail, fixtures, Result};
+
+/// What one configuration measured.
+#[derive(Debug, Serialize)]
+pub struct Rounds {
+    pub trim: bool,
+    pub rounds: usize,
+    pub apps: usize,
+    pub nodes_per_app: usize,
+    pub rss_start: u64,
+    /// RSS with every application of the round attached.
+    pub rss_loaded: Vec<u64>,
+    /// RSS after the round's applications left and the bridge settled.
+    pub rss_after: Vec<u64>,
+    pub seconds: f64,
+}
+
+impl Rounds {
+    pub fn final_ratio(&self) -> f64 {
+        self.rss_after.last().copied().unwrap_or(0) as f64 / self.rss_start.max(1) as f64
+    }
+}
+
+/// Time after the last departure for the bridge to finish removing the
+/// applications and trim (its trim waits 1 s after the last departure).
+const SETTLE: Duration = Duration::from_secs(3);
+
+pub fn run(files: PathBuf, rounds: usize, apps: usize, nodes: usize) -> Result<Vec<Rounds>> {
+    let mut out = Vec::new();
+    for trim in [true, false] {
+        let env: &[(&str, &str)] = if trim {
+            &[]
+        } else {
+            &[("NEWTON_ATSPI_NO_MALLOC_TRIM", "1")]
+        };
+        let world = World::start_with_env(files.clone(), env)?;
+        out.push(measure(&world, trim, rounds, apps, nodes)?);
+    }
+    Ok(out)
+}
+
+fn measure(world: &World, trim: bool, rounds: usize, apps: usize, nodes: usize) -> Result<Rounds> {
+    let started = Instant::now();
+    std::thread::sleep(SETTLE);
+    let mut result = Rounds {
+        trim,
+        rounds,
+        apps,
+        nodes_per_app: nodes,
+        rss_start: rss_bytes(world.bridge_pid)?,
+        rss_loaded: Vec::new(),
+        rss_after: Vec::new(),
+        seconds: 0.0,
+    };
+    let stream = fixtures::list(nodes.saturating_sub(2).max(1));
+    for round in 0..rounds {
+        let mut senders = Vec::with_capacity(apps);
+        for index in 0..apps {
+            let named = stream.renamed(&format!("rounds {round}.{index}"));
+            senders.push(attach(&world.socket, &named)?);
+        }
+        result.rss_loaded.push(rss_bytes(world.bridge_pid)?);
+        drop(senders);
+        wait_for_no_apps(&world.socket)?;
+        std::thread::sleep(SETTLE);
+        let after = rss_bytes(world.bridge_pid)?;
+        eprintln!(
+            "  trim {trim}: round {} loaded {} MB, after {} MB (start {} MB)",
+            round + 1,
+            result.rss_loaded[round] / 1_000_000,
+            after / 1_000_000,
+            result.rss_start / 1_000_000
+        );
+        result.rss_after.push(after);
+    }
+    result.seconds = started.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+fn attach(socket: &Path, stream: &fixtures::Stream) -> Result<Sender> {
+    let mut hello = stream.hello()?;
+    hello.encoding = Encoding::Postcard;
+    let sender = Sender::connect(socket, hello)
+        .map_err(|e| fail(format!("cannot connect a sender: {e}")))?;
+    let options = ReplayOptions {
+        timing: Timing::AsFastAsPossible,
+        wait_for_acks: Some(Duration::from_secs(60)),
+        encoding: None,
+        skip_goodbye: true,
+    };
+    let summary = replay_into(&sender, &stream.lines, options)
+        .map_err(|e| fail(format!("attaching {} failed: {e}", stream.name)))?;
+    if !summary.rejections.is_empty() {
+        return Err(fail(format!("rejected: {:?}", summary.rejections.first())));
+    }
+    Ok(sender)
+}
+
+/// Polls the status socket until the bridge lists no application.
+fn wait_for_no_apps(socket: &Path) -> Result<()> {
+    let mut status = socket.as_os_str().to_owned();
+    status.push(".status");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        let mut text = String::new();
+        if let Ok(mut stream) = UnixStream::connect(&status) {
+            let _ = stream.read_to_string(&mut text);
+        }
+        let apps = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v["totals"]["apps"].as_u64());
+        if apps == Some(0) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Err(fail("the applications did not leave within 120 s"))
+}
+
+/// The Markdown table for docs/benchmarks.md.
+pub fn markdown(results: &[Rounds]) -> String {
+    let mut out = String::from(
+        "| malloc_trim | start | after round 1 | after round 5 | after last round | loaded (last round) | last / start |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in results {
+        let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+        let at = |i: usize| r.rss_after.get(i).map_or("n/a".into(), |b| mb(*b));
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.2}× |\n",
+            if r.trim { "on (shipped)" } else { "off" },
+            mb(r.rss_start),
+            at(0),
+            at(4),
+            at(r.rss_after.len().saturating_sub(1)),
+            r.rss_loaded.last().map_or("n/a".into(), |b| mb(*b)),
+            r.final_ratio()
+        ));
+    }
+    out
+}

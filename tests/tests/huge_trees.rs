@@ -1,0 +1,389 @@
+//! Huge legal trees, memory budgets and costly AT calls (issue 14, items 2, 3 and 7), against a
+//! running bridge on private buses. Needs `cargo build -p newton-atspi-bridge` first; no Xvfb,
+//! no Orca. Every wait is bounded by WAIT; nothing asserts on speed.
+//!
+//! * A 250,001-node application stays findable by libatspi (pyatspi) over the bus and peer to
+//!   peer: its `Cache.GetItems` is over the message budget, so the bridge lists the top of the
+//!   tree and libatspi asks for the rest when it meets it.
+//! * An application over `--max-app-bytes`, or one that would take every application over
+//!   `--max-total-bytes`, is refused with its rule and keeps its last good tree.
+//! * Clients looping `Collection.GetMatches` on a big application do not hold up another
+//!   application's answers: counted in completed costly calls per cheap call, not in time.
+
+use std::io::Read;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use newton_e2e::{py_script, python, TestSession};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(240);
+const ROUNDS: usize = 10;
+
+mod support;
+use support::*;
+
+/// The big application: a window (id 1) → `groups` lists → `items` list items each; item k of
+/// group g is "Item g.k" (id 1_000_000 + g × items + k).
+fn big_tree(groups: u64, items: u64) -> Value {
+    let group_ids: Vec<u64> = (0..groups).map(|g| 10 + g).collect();
+    let mut nodes = vec![
+        json!([1, {"role": "window", "actions": 0, "childActions": 0,
+        "flags": 0, "properties": {"children": group_ids, "label": "Huge"}}]),
+    ];
+    for g in 0..groups {
+        let item_ids: Vec<u64> = (0..items).map(|k| 1_000_000 + g * items + k).collect();
+        nodes.push(
+            json!([10 + g, {"role": "list", "actions": 0, "childActions": 0,
+            "flags": 0, "properties": {"children": item_ids, "label": format!("Group {g}")}}]),
+        );
+        for (k, id) in item_ids.iter().enumerate() {
+            nodes.push(
+                json!([id, {"role": "listItem", "actions": 0, "childActions": 0,
+                "flags": 0, "properties": {"label": format!("Item {g}.{k}")}}]),
+            );
+        }
+    }
+    json!({"nodes": nodes,
+           "tree": {"root": 1, "toolkitName": null, "toolkitVersion": null},
+           "treeId": TREE_ID, "focus": 1})
+}
+
+/// Sends the big tree as surface 1 of a new application and waits until it applied.
+fn big_app(socket: &Path, name: &str, groups: u64, items: u64) -> RawSender {
+    let mut sender = RawSender::connect(socket, name);
+    sender.create_surface(1, "Huge");
+    sender.commit(1, big_tree(groups, items));
+    let replies = sender.sync();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "the big tree was rejected: {replies:?}"
+    );
+    sender
+}
+
+/// The bridge's status document, read from its status socket.
+fn status(socket: &Path) -> Value {
+    let mut path = socket.as_os_str().to_owned();
+    path.push(".status");
+    let mut text = String::new();
+    UnixStream::connect(&path)
+        .and_then(|mut s| s.read_to_string(&mut text))
+        .expect("the status socket answers");
+    serde_json::from_str(&text).expect("status is JSON")
+}
+
+fn bridge_log(session: &TestSession) -> String {
+    std::fs::read_to_string(session.dir().join("logs").join("bridge.err")).unwrap_or_default()
+}
+
+/// huge_app_probe.py's findings, P2P or not.
+fn probe(session: &mut TestSession, app: &str, groups: u64, items: u64, p2p: bool) -> Value {
+    let mut cmd = session.command(python());
+    cmd.arg(py_script("huge_app_probe.py")).args([
+        "--app",
+        app,
+        "--groups",
+        &groups.to_string(),
+        "--items",
+        &items.to_string(),
+        "--timeout",
+        "120",
+    ]);
+    if !p2p {
+        cmd.env("ATSPI_DISABLE_P2P", "1");
+    }
+    let out = session
+        .run_ok(if p2p { "probe-p2p" } else { "probe-bus" }, cmd, WAIT)
+        .expect("huge_app_probe.py finds the application and its last item");
+    serde_json::from_str(out.trim()).expect("the probe prints JSON")
+}
+
+const HUGE_APP: &str = "Huge app";
+const GROUPS: u64 = 500;
+const ITEMS: u64 = 499;
+
+#[test]
+fn a_250k_node_application_stays_findable_by_libatspi_over_the_bus_and_peer_to_peer() {
+    let mut session = start_session();
+    // Trace the app module: every call the bridge answers is logged with its path.
+    let (_bridge, socket) = start_bridge_with_env(
+        &mut session,
+        &[],
+        &[("RUST_LOG", "debug,newton_atspi_bridge::app=trace")],
+    );
+    let _calm = calm_app(&socket);
+    let _huge = big_app(&socket, HUGE_APP, GROUPS, ITEMS);
+    let nodes = status(&socket)["totals"]["nodes"].as_u64().unwrap_or(0);
+    assert!(nodes > 250_000, "the bridge holds {nodes} nodes");
+
+    for p2p in [false, true] {
+        let found = probe(&mut session, HUGE_APP, GROUPS, ITEMS, p2p);
+        println!("huge_trees/findable p2p={p2p}: {found}");
+        assert_eq!(found["found"], true);
+        assert_eq!(found["windowChildren"], GROUPS);
+        assert_eq!(found["lastGroupChildren"], ITEMS);
+        assert_eq!(
+            found["lastItem"],
+            format!("Item {}.{}", GROUPS - 1, ITEMS - 1)
+        );
+        assert_eq!(found["lastItemParentIsGroup"], true);
+    }
+
+    // The application never left the bus: same connection, nothing lost.
+    let doc = status(&socket);
+    let app = doc["apps"]
+        .as_array()
+        .and_then(|apps| apps.iter().find(|a| a["name"] == HUGE_APP))
+        .cloned()
+        .expect("status lists the huge application");
+    assert_eq!(app["busConnected"], true, "{app}");
+    assert_eq!(doc["busConnectionsLost"], 0, "{doc}");
+
+    // What libatspi did with the partial cache: GetItems was answered with a budgeted prefix,
+    // then the last group's children (not in that prefix) were asked for one by one.
+    let log = bridge_log(&session);
+    assert!(
+        log.contains("Cache.GetItems: the rest is left for libatspi to ask for"),
+        "GetItems was not cut to its budget"
+    );
+    let last_group = format!("/org/a11y/atspi/accessible/1_{}", 10 + GROUPS - 1);
+    let asked = log
+        .lines()
+        .filter(|l| l.contains("GetChildAtIndex") && l.contains(&last_group))
+        .count();
+    println!("huge_trees/findable: GetChildAtIndex on the last group: {asked} call(s)");
+    assert!(asked >= 1, "libatspi never asked for the uncached children");
+    shutdown(session);
+}
+
+#[test]
+fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
+    let mut session = start_session();
+    // One application may hold about 2 MB; all together about 3 MB.
+    let (_bridge, socket) = start_bridge(
+        &mut session,
+        &["--max-app-bytes", "2000000", "--max-total-bytes", "3000000"],
+    );
+    // 2,000 buttons ≈ 0.43 MB estimated (200 bytes a node plus its label): fits.
+    let mut first = RawSender::connect(&socket, "Budget one");
+    first.show_window(1, "One", "Button", 2_000);
+    // A 1.6 MB label on one button takes the application over 2 MB.
+    first.commit(1, relabel(5, &"x".repeat(1_600_000)));
+    let replies = first.sync();
+    let rejected = replies
+        .iter()
+        .find_map(|m| m.get("rejected"))
+        .unwrap_or_else(|| panic!("no rejection: {replies:?}"));
+    assert_eq!(rejected["rule"], "app-bytes", "{rejected}");
+    assert!(rejected["reason"]
+        .as_str()
+        .unwrap_or("")
+        .contains("--max-app-bytes"));
+    // The replica kept its last good state: the button is still "Button 5".
+    let client = Client::connect(&a11y_address(&session));
+    let bus = client.app_bus("Budget one");
+    let (_, labels) = client.window_and_labels(&bus);
+    assert!(labels.iter().any(|l| l == "Button 5"), "{labels:?}");
+
+    // Two more applications of about 1.53 MB each: the third would pass 3 MB in all.
+    let mut second = RawSender::connect(&socket, "Budget two");
+    second.show_window(1, "Two", "Button", 7_000);
+    let mut third = RawSender::connect(&socket, "Budget three");
+    third.create_surface(1, "Three");
+    third.commit(1, window("Three", "Button", 7_000));
+    let replies = third.sync();
+    let rejected = replies
+        .iter()
+        .find_map(|m| m.get("rejected"))
+        .unwrap_or_else(|| panic!("no rejection: {replies:?}"));
+    assert_eq!(rejected["rule"], "total-bytes", "{rejected}");
+    // When the second leaves, its bytes come back and the third fits.
+    drop(second);
+    newton_e2e::wait_until("the second application leaves", WAIT, || {
+        Ok(status(&socket)["totals"]["apps"] == 2)
+    })
+    .expect("the second application left");
+    third.commit(1, window("Three", "Button", 7_000));
+    let replies = third.sync();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "{replies:?}"
+    );
+    shutdown(session);
+}
+
+/// Collection.GetMatches on the big window: a rule no node matches (Table interface), so every
+/// call walks the whole tree and answers an empty list.
+fn costly_call(conn: &zbus::Connection) -> zbus::Result<()> {
+    let rule = (
+        Vec::<i32>::new(),
+        0i32,
+        std::collections::HashMap::<String, String>::new(),
+        0i32,
+        Vec::<i32>::new(),
+        0i32,
+        vec!["Table".to_owned()],
+        1i32,
+        false,
+    );
+    async_io::block_on(conn.call_method(
+        None::<&str>,
+        "/org/a11y/atspi/accessible/1_1",
+        Some("org.a11y.atspi.Collection"),
+        "GetMatches",
+        &(rule, 0u32, 0i32, true),
+    ))?;
+    Ok(())
+}
+
+const HAMMERS: usize = 6;
+const CHEAP_CALLS: usize = 100;
+
+#[test]
+fn clients_looping_costly_calls_do_not_hold_up_another_application() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge(&mut session, &[]);
+    let _calm = calm_app(&socket);
+    let _big = big_app(&socket, "Costly app", 30, 1_000);
+    let address = a11y_address(&session);
+    let client = Client::connect(&address);
+    let big_bus = client.app_bus("Costly app");
+    let calm_bus = client.app_bus(CALM_APP);
+    let p2p: String = client
+        .call(
+            &big_bus,
+            ROOT,
+            "org.a11y.atspi.Application",
+            "GetApplicationBusAddress",
+            &(),
+        )
+        .expect("the bridge offers a peer-to-peer address");
+    assert!(!p2p.is_empty());
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let hammers: Vec<_> = (0..HAMMERS)
+        .map(|_| {
+            let (stop, done, p2p) = (stop.clone(), done.clone(), p2p.clone());
+            std::thread::spawn(move || {
+                let conn = async_io::block_on(async {
+                    zbus::connection::Builder::address(p2p.as_str())?
+                        .p2p()
+                        .build()
+                        .await
+                })
+                .expect("a peer-to-peer connection");
+                let mut errors = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    match costly_call(&conn) {
+                        Ok(()) => done.fetch_add(1, Ordering::Relaxed),
+                        Err(_) => {
+                            errors += 1;
+                            0
+                        }
+                    };
+                }
+                errors
+            })
+        })
+        .collect();
+    // Let every hammer have calls in flight.
+    newton_e2e::wait_until("costly calls to complete", WAIT, || {
+        Ok(done.load(Ordering::Relaxed) >= HAMMERS as u64)
+    })
+    .expect("costly calls are answered");
+
+    // Each cheap call on the calm application: how many costly calls completed meanwhile.
+    let calm_window = "/org/a11y/atspi/accessible/1_1";
+    let mut overlaps = Vec::with_capacity(CHEAP_CALLS);
+    for _ in 0..CHEAP_CALLS {
+        let before = done.load(Ordering::Relaxed);
+        let name = client
+            .name(&calm_bus, calm_window)
+            .expect("the calm app answers");
+        overlaps.push(done.load(Ordering::Relaxed) - before);
+        assert_eq!(name, "Calm window");
+    }
+    stop.store(true, Ordering::Relaxed);
+    let errors: u64 = hammers.into_iter().map(|h| h.join().unwrap_or(1)).sum();
+    let costly = done.load(Ordering::Relaxed);
+    overlaps.sort_unstable();
+    let median = overlaps[CHEAP_CALLS / 2];
+    let p90 = overlaps[CHEAP_CALLS * 9 / 10];
+    let max = overlaps[CHEAP_CALLS - 1];
+    println!(
+        "huge_trees/fairness: {costly} costly calls by {HAMMERS} clients; costly calls completed \
+         during one cheap call: median {median}, p90 {p90}, max {max}; costly errors {errors}"
+    );
+    assert_eq!(errors, 0, "costly calls failed");
+    // A cheap call never waits for the costly ones: most see none complete meanwhile. (Before
+    // the heavy-call thread, each cheap call waited for an executor thread to finish one.)
+    assert_eq!(
+        median, 0,
+        "cheap calls waited behind costly ones: {overlaps:?}"
+    );
+    assert!(
+        p90 <= 1,
+        "cheap calls waited behind costly ones: {overlaps:?}"
+    );
+    shutdown(session);
+}
+
+#[test]
+fn a_lost_bus_connection_is_replaced_and_the_application_comes_back() {
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge_with_env(
+        &mut session,
+        &[],
+        &[("NEWTON_ATSPI_TEST_CLOSE_BUS_ON_LABEL", "drop the bus")],
+    );
+    let mut app = RawSender::connect(&socket, "Dropped app");
+    app.show_window(1, "Dropped", "Button", 5);
+    let client = Client::connect(&a11y_address(&session));
+    let first_bus = client.app_bus("Dropped app");
+    // The hook closes the application's bus connection, as the bus daemon does.
+    app.commit(1, relabel(3, "drop the bus"));
+    assert!(app.sync().iter().all(|m| m.get("rejected").is_none()));
+    let mut second_bus = String::new();
+    newton_e2e::wait_until("the application back under a new bus name", WAIT, || {
+        let bus = client.app_bus("Dropped app");
+        second_bus = bus.clone();
+        Ok(bus != first_bus)
+    })
+    .expect("the application is embedded again");
+    // Its objects answer on the new connection, with the commit that came with the loss.
+    let (window, labels) = client.window_and_labels(&second_bus);
+    assert_eq!(
+        client
+            .name(&second_bus, &window)
+            .expect("the window's name"),
+        "Dropped"
+    );
+    assert!(labels.iter().any(|l| l == "drop the bus"), "{labels:?}");
+    let doc = status(&socket);
+    assert_eq!(doc["busConnectionsLost"], 1, "{doc}");
+    let entry = &doc["apps"][0];
+    assert_eq!(entry["busConnected"], true, "{entry}");
+    assert_eq!(entry["busName"], second_bus.as_str(), "{entry}");
+    // The old name is gone from the desktop: the app is listed once.
+    let names = client.app_names();
+    assert_eq!(
+        names.iter().filter(|n| *n == "Dropped app").count(),
+        1,
+        "{names:?}"
+    );
+    let log = bridge_log(&session);
+    assert!(
+        log.lines()
+            .any(|l| l.contains("WARN") && l.contains("was closed by the bus")),
+        "no WARN line about the lost connection"
+    );
+    assert!(log
+        .lines()
+        .any(|l| l.contains("WARN") && l.contains("back on the accessibility bus")));
+    shutdown(session);
+}
