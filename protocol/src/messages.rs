@@ -5,6 +5,24 @@ use serde::{Deserialize, Serialize};
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The accesskit release whose types the tree payloads are: `TreeUpdate`,
+/// `ActionRequest` and everything in them. Both encodings depend on it
+/// (postcard's enum indices and the JSON bitmasks of actions and flags), so
+/// the hello announces it and the bridge refuses an incompatible one
+/// (`docs/protocol.md` §5.1). Kept equal to the workspace's pinned accesskit
+/// by a test that reads `Cargo.lock`.
+pub const ACCESSKIT_VERSION: &str = "0.25.2";
+
+/// Optional additions to protocol version 1 this bridge implements, listed
+/// in the welcome (`capabilities`). A sender uses an addition only when the
+/// bridge's welcome lists it; every message of the base protocol needs none.
+/// Names are camelCase; `docs/protocol.md` §7.2 describes each.
+pub const BRIDGE_CAPABILITIES: &[&str] = &[CAPABILITY_ACCESSKIT_VERSION];
+
+/// The bridge checks the hello's `accesskitVersion` and refuses an
+/// incompatible one (rule `accesskit-version`).
+pub const CAPABILITY_ACCESSKIT_VERSION: &str = "accesskitVersion";
+
 /// Default largest frame payload accepted by the bridge (bytes).
 pub const DEFAULT_MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
@@ -59,6 +77,12 @@ pub struct Hello {
     pub encoding: Encoding,
     /// The application's identity, as the compositor side knows it.
     pub app: AppInfo,
+    /// The accesskit version the sender's tree payloads are built with
+    /// (e.g. `"0.25.2"`). Absent in hellos written before the field
+    /// existed, which were all accesskit 0.25. [`crate::SenderSession`] fills
+    /// in [`ACCESSKIT_VERSION`] when it is `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accesskit_version: Option<String>,
 }
 
 /// A surface's position on screen, as the compositor knows it. Tree bounds are
@@ -157,6 +181,14 @@ pub enum BridgeMessage {
         /// (`maxFrameBytes` in JSON).
         #[serde(alias = "max_frame_bytes")]
         max_frame_bytes: u32,
+        /// The accesskit version the bridge decodes tree payloads with
+        /// ([`ACCESSKIT_VERSION`]); absent from bridges older than the field.
+        #[serde(default)]
+        accesskit_version: Option<String>,
+        /// Optional additions to version 1 the bridge implements
+        /// ([`BRIDGE_CAPABILITIES`]); empty from bridges older than the field.
+        #[serde(default)]
+        capabilities: Vec<String>,
     },
     /// An AT is listening: send a full tree for the surface, then updates.
     UpdatesWanted {
@@ -200,6 +232,31 @@ pub enum BridgeMessage {
         /// The serial of the `Sync` being answered.
         serial: u64,
     },
+}
+
+impl Hello {
+    /// A version-1 hello announcing this crate's accesskit version.
+    pub fn new(encoding: Encoding, app: AppInfo) -> Self {
+        Self {
+            protocol: PROTOCOL_VERSION,
+            encoding,
+            app,
+            accesskit_version: Some(ACCESSKIT_VERSION.to_owned()),
+        }
+    }
+}
+
+impl BridgeMessage {
+    /// This bridge's welcome: protocol version 1, the frame limit, the
+    /// accesskit version and [`BRIDGE_CAPABILITIES`].
+    pub fn welcome(max_frame_bytes: u32) -> Self {
+        BridgeMessage::Welcome {
+            protocol: PROTOCOL_VERSION,
+            max_frame_bytes,
+            accesskit_version: Some(ACCESSKIT_VERSION.to_owned()),
+            capabilities: BRIDGE_CAPABILITIES.iter().map(|&c| c.to_owned()).collect(),
+        }
+    }
 }
 
 /// One line of a recorded stream (`*.jsonl`): the hello or a sender message,
