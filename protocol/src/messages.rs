@@ -29,12 +29,14 @@ pub const DEFAULT_MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 /// A surface (window) of one application, chosen by the sender. Unique per
 /// connection only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SurfaceId(pub u32);
 
 /// How frame payloads after the hello are encoded; chosen by the sender in
 /// its hello, for both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Encoding {
     /// `serde_json`, the Newton prototype's format.
@@ -48,6 +50,7 @@ pub enum Encoding {
 /// Who the application is. Supplied by the sender (the compositor side),
 /// never taken from tree content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AppInfo {
     /// Stable application id (Wayland `xdg_toplevel` app_id, desktop file id).
@@ -67,6 +70,7 @@ pub struct AppInfo {
 
 /// The first frame on every connection, always JSON.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Hello {
     /// Must be [`PROTOCOL_VERSION`].
@@ -88,6 +92,7 @@ pub struct Hello {
 /// A surface's position on screen, as the compositor knows it. Tree bounds are
 /// surface-relative; `screen = origin + bounds * scale`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Geometry {
     /// Screen x of the surface's origin (top-left corner).
@@ -116,6 +121,7 @@ impl Default for Geometry {
 
 /// Sender → bridge, after the hello.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum SenderMessage {
     /// A new surface (window). Its first committed update must carry `tree`.
@@ -171,6 +177,7 @@ pub enum SenderMessage {
 
 /// Bridge → sender.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum BridgeMessage {
     /// Reply to the hello; the session is open.
@@ -264,6 +271,7 @@ impl BridgeMessage {
 /// `message` is set. Recordings are always JSON, whatever the encoding used
 /// on the wire when they are replayed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedLine {
     /// Milliseconds since the recording started.
