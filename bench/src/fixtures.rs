@@ -106,6 +106,7 @@ pub fn one_node() -> Stream {
             name: "bench one node".into(),
             ..Default::default()
         },
+        accesskit_version: None,
     };
     let surface = SurfaceId(1);
     let mut window = Node::new(Role::Window);

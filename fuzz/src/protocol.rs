@@ -197,12 +197,14 @@ fn check_replies(session: &ReceiverSession, events: &[ReceiverEvent], hello: Opt
             protocol: 1,
             encoding: *encoding,
             app: app.clone(),
+            accesskit_version: None,
         },
         (_, Some(hello)) => hello.clone(),
         _ => Hello {
             protocol: 1,
             encoding: Encoding::Json,
             app: AppInfo::default(),
+            accesskit_version: None,
         },
     };
     let mut sender = SenderSession::new(hello);
@@ -297,6 +299,7 @@ pub fn build_stream(input: &mut Input) -> (Vec<u8>, Option<Hello>) {
             toolkit_name: None,
             toolkit_version: None,
         },
+        accesskit_version: None,
     };
     let mut stream = Vec::new();
     match input.byte() % 16 {

@@ -118,6 +118,7 @@ mod tests {
                 protocol: 1,
                 encoding: Default::default(),
                 app: Default::default(),
+                accesskit_version: None,
             }),
             message: None,
         }

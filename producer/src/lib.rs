@@ -12,13 +12,10 @@
 //!
 //! ```no_run
 //! use newton_producer::Sender;
-//! use newton_push_protocol::{AppInfo, Encoding, Hello, SurfaceId, PROTOCOL_VERSION};
+//! use newton_push_protocol::{AppInfo, Encoding, Hello, SurfaceId};
 //! # fn tree() -> accesskit::TreeUpdate { unimplemented!() }
-//! let hello = Hello {
-//!     protocol: PROTOCOL_VERSION,
-//!     encoding: Encoding::Postcard,
-//!     app: AppInfo { app_id: "org.example.App".into(), name: "App".into(), ..Default::default() },
-//! };
+//! let app = AppInfo { app_id: "org.example.App".into(), name: "App".into(), ..Default::default() };
+//! let hello = Hello::new(Encoding::Postcard, app);
 //! let sender = Sender::connect_default(hello)?;
 //! let surface = SurfaceId(1);
 //! sender.create_surface(surface, Some("Main window"))?;

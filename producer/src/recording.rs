@@ -129,6 +129,7 @@ mod tests {
                 name: "A".into(),
                 ..Default::default()
             },
+            accesskit_version: None,
         };
         vec![
             RecordedLine {

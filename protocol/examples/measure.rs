@@ -54,6 +54,7 @@ fn stream(encoding: Encoding, update: TreeUpdate) -> (Vec<u8>, usize) {
             name: "measure".into(),
             ..Default::default()
         },
+        accesskit_version: None,
     };
     let surface = SurfaceId(1);
     let mut bytes = encode_frame(&encode_hello(&hello).unwrap_or_default()).unwrap_or_default();

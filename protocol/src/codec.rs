@@ -204,9 +204,12 @@ pub(crate) mod tests {
             data: Some(ActionData::Value("typed".into())),
         };
         vec![
+            BridgeMessage::welcome(1024),
             BridgeMessage::Welcome {
                 protocol: PROTOCOL_VERSION,
                 max_frame_bytes: 1024,
+                accesskit_version: None,
+                capabilities: Vec::new(),
             },
             BridgeMessage::UpdatesWanted { surface },
             BridgeMessage::UpdatesUnwanted { surface },
@@ -273,6 +276,7 @@ pub(crate) mod tests {
                 name: "App".into(),
                 ..AppInfo::default()
             },
+            accesskit_version: None,
         };
         let bytes = encode_hello(&hello).unwrap();
         let text = String::from_utf8(bytes.clone()).unwrap();
@@ -301,11 +305,26 @@ pub(crate) mod tests {
         let welcome = BridgeMessage::Welcome {
             protocol: 1,
             max_frame_bytes: 5,
+            accesskit_version: Some("0.25.2".into()),
+            capabilities: vec!["accesskitVersion".into()],
         };
         let bytes = encode_bridge_payload(&welcome, Encoding::Json).unwrap();
-        assert_eq!(bytes, br#"{"welcome":{"protocol":1,"maxFrameBytes":5}}"#);
+        assert_eq!(
+            bytes,
+            br#"{"welcome":{"protocol":1,"maxFrameBytes":5,"accesskitVersion":"0.25.2","capabilities":["accesskitVersion"]}}"#
+        );
+        // Welcomes of bridges older than `accesskitVersion` and `capabilities`
+        // still decode, with snake_case too.
         let old = br#"{"welcome":{"protocol":1,"max_frame_bytes":5}}"#;
-        assert_eq!(decode_bridge_message(old, Encoding::Json).unwrap(), welcome);
+        assert_eq!(
+            decode_bridge_message(old, Encoding::Json).unwrap(),
+            BridgeMessage::Welcome {
+                protocol: 1,
+                max_frame_bytes: 5,
+                accesskit_version: None,
+                capabilities: Vec::new(),
+            }
+        );
     }
 
     #[test]

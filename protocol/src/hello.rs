@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::codec::decode_sender_message;
-use crate::messages::{AppInfo, Encoding, Hello, PROTOCOL_VERSION};
+use crate::messages::{AppInfo, Encoding, Hello, ACCESSKIT_VERSION, PROTOCOL_VERSION};
 use crate::text::{escaped, truncate_at_char, QUOTE_BYTES};
 
 /// Longest application identity string kept from a hello (`appId`, `name`,
@@ -21,6 +21,9 @@ pub(crate) enum HelloError {
     Invalid(String),
     /// It asks for another protocol version.
     Version(u64),
+    /// Its tree payloads are built with an accesskit release whose types
+    /// differ from this crate's (the string is the hello's version).
+    Accesskit(String),
 }
 
 /// Parses and checks a hello. The version is checked before the rest of the
@@ -54,7 +57,46 @@ pub(crate) fn parse_hello(payload: &[u8]) -> Result<Hello, HelloError> {
         })?;
     clean_app(&mut hello.app);
     check_app(&hello)?;
+    check_accesskit(&hello)?;
     Ok(hello)
+}
+
+/// A sender's accesskit must be the same release series as this crate's:
+/// for 0.x (accesskit so far) the same minor version, since every 0.x minor
+/// release may renumber roles, actions and flags. An absent version means a
+/// hello written before the field existed, when version 1 only ever carried
+/// accesskit 0.25.
+fn check_accesskit(hello: &Hello) -> Result<(), HelloError> {
+    match hello.accesskit_version.as_deref() {
+        None => Ok(()),
+        Some(version) if accesskit_compatible(version, ACCESSKIT_VERSION) => Ok(()),
+        Some(version) => Err(HelloError::Accesskit(version.to_owned())),
+    }
+}
+
+/// Whether payloads of accesskit `theirs` have the same meaning as those of
+/// accesskit `ours`: same major, and same minor while the major is 0 (Cargo's
+/// semver rule). Both must look like `MAJOR.MINOR[.PATCH][-PRE][+BUILD]`.
+pub(crate) fn accesskit_compatible(theirs: &str, ours: &str) -> bool {
+    match (release_series(theirs), release_series(ours)) {
+        (Some(theirs), Some(ours)) => theirs == ours,
+        _ => false,
+    }
+}
+
+/// `(major, minor)` for 0.x, `(major, None)` otherwise.
+fn release_series(version: &str) -> Option<(u64, Option<u64>)> {
+    let core = version.split(['-', '+']).next()?;
+    let mut parts = core.split('.');
+    let major: u64 = parts.next()?.parse().ok()?;
+    let minor: u64 = parts.next()?.parse().ok()?;
+    if let Some(patch) = parts.next() {
+        patch.parse::<u64>().ok()?;
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((major, (major == 0).then_some(minor)))
 }
 
 fn missing_protocol(payload: &[u8]) -> HelloError {
@@ -130,6 +172,41 @@ mod tests {
             panic!("not invalid");
         };
         assert!(reason.len() < 1000, "{}", reason.len());
+    }
+
+    #[test]
+    fn accepts_the_same_accesskit_minor_and_an_absent_version() {
+        for version in ["0.25.2", "0.25.0", "0.25.9", "0.25", "0.25.3-beta.1"] {
+            let hello = format!(
+                r#"{{"protocol":1,"accesskitVersion":"{version}","app":{{"appId":"a","name":"A"}}}}"#
+            );
+            assert!(parse_hello(hello.as_bytes()).is_ok(), "{version}");
+        }
+        let old = parse_hello(br#"{"protocol":1,"app":{"appId":"a","name":"A"}}"#).unwrap();
+        assert_eq!(old.accesskit_version, None);
+    }
+
+    #[test]
+    fn refuses_another_accesskit_minor_or_a_malformed_version() {
+        for version in [
+            "0.24.0", "0.26.0", "1.0.0", "0", "0.25.x", "", "latest", "0.25.2.1",
+        ] {
+            let hello = format!(
+                r#"{{"protocol":1,"accesskitVersion":"{version}","app":{{"appId":"a","name":"A"}}}}"#
+            );
+            assert_eq!(
+                parse_hello(hello.as_bytes()).unwrap_err(),
+                HelloError::Accesskit(version.to_owned()),
+                "{version}"
+            );
+        }
+    }
+
+    #[test]
+    fn release_series_follows_cargo_semver() {
+        assert!(accesskit_compatible("1.2.0", "1.9.3"));
+        assert!(!accesskit_compatible("2.0.0", "1.9.3"));
+        assert!(!accesskit_compatible("0.25.0", "0.26.0"));
     }
 
     #[test]

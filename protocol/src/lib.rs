@@ -22,6 +22,8 @@ pub mod frame;
 mod hello;
 pub mod messages;
 pub mod receiver;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod sender;
 pub mod socket_path;
 pub mod text;

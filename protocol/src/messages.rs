@@ -5,18 +5,38 @@ use serde::{Deserialize, Serialize};
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The accesskit release whose types the tree payloads are: `TreeUpdate`,
+/// `ActionRequest` and everything in them. Both encodings depend on it
+/// (postcard's enum indices and the JSON bitmasks of actions and flags), so
+/// the hello announces it and the bridge refuses an incompatible one
+/// (`docs/protocol.md` §5.1). Kept equal to the workspace's pinned accesskit
+/// by a test that reads `Cargo.lock`.
+pub const ACCESSKIT_VERSION: &str = "0.25.2";
+
+/// Optional additions to protocol version 1 this bridge implements, listed
+/// in the welcome (`capabilities`). A sender uses an addition only when the
+/// bridge's welcome lists it; every message of the base protocol needs none.
+/// Names are camelCase; `docs/protocol.md` §7.2 describes each.
+pub const BRIDGE_CAPABILITIES: &[&str] = &[CAPABILITY_ACCESSKIT_VERSION];
+
+/// The bridge checks the hello's `accesskitVersion` and refuses an
+/// incompatible one (rule `accesskit-version`).
+pub const CAPABILITY_ACCESSKIT_VERSION: &str = "accesskitVersion";
+
 /// Default largest frame payload accepted by the bridge (bytes).
 pub const DEFAULT_MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
 /// A surface (window) of one application, chosen by the sender. Unique per
 /// connection only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SurfaceId(pub u32);
 
 /// How frame payloads after the hello are encoded; chosen by the sender in
 /// its hello, for both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Encoding {
     /// `serde_json`, the Newton prototype's format.
@@ -30,6 +50,7 @@ pub enum Encoding {
 /// Who the application is. Supplied by the sender (the compositor side),
 /// never taken from tree content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AppInfo {
     /// Stable application id (Wayland `xdg_toplevel` app_id, desktop file id).
@@ -49,6 +70,7 @@ pub struct AppInfo {
 
 /// The first frame on every connection, always JSON.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Hello {
     /// Must be [`PROTOCOL_VERSION`].
@@ -59,11 +81,18 @@ pub struct Hello {
     pub encoding: Encoding,
     /// The application's identity, as the compositor side knows it.
     pub app: AppInfo,
+    /// The accesskit version the sender's tree payloads are built with
+    /// (e.g. `"0.25.2"`). Absent in hellos written before the field
+    /// existed, which were all accesskit 0.25. [`crate::SenderSession`] fills
+    /// in [`ACCESSKIT_VERSION`] when it is `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accesskit_version: Option<String>,
 }
 
 /// A surface's position on screen, as the compositor knows it. Tree bounds are
 /// surface-relative; `screen = origin + bounds * scale`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Geometry {
     /// Screen x of the surface's origin (top-left corner).
@@ -92,6 +121,7 @@ impl Default for Geometry {
 
 /// Sender → bridge, after the hello.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum SenderMessage {
     /// A new surface (window). Its first committed update must carry `tree`.
@@ -147,6 +177,7 @@ pub enum SenderMessage {
 
 /// Bridge → sender.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum BridgeMessage {
     /// Reply to the hello; the session is open.
@@ -157,6 +188,14 @@ pub enum BridgeMessage {
         /// (`maxFrameBytes` in JSON).
         #[serde(alias = "max_frame_bytes")]
         max_frame_bytes: u32,
+        /// The accesskit version the bridge decodes tree payloads with
+        /// ([`ACCESSKIT_VERSION`]); absent from bridges older than the field.
+        #[serde(default)]
+        accesskit_version: Option<String>,
+        /// Optional additions to version 1 the bridge implements
+        /// ([`BRIDGE_CAPABILITIES`]); empty from bridges older than the field.
+        #[serde(default)]
+        capabilities: Vec<String>,
     },
     /// An AT is listening: send a full tree for the surface, then updates.
     UpdatesWanted {
@@ -202,11 +241,37 @@ pub enum BridgeMessage {
     },
 }
 
+impl Hello {
+    /// A version-1 hello announcing this crate's accesskit version.
+    pub fn new(encoding: Encoding, app: AppInfo) -> Self {
+        Self {
+            protocol: PROTOCOL_VERSION,
+            encoding,
+            app,
+            accesskit_version: Some(ACCESSKIT_VERSION.to_owned()),
+        }
+    }
+}
+
+impl BridgeMessage {
+    /// This bridge's welcome: protocol version 1, the frame limit, the
+    /// accesskit version and [`BRIDGE_CAPABILITIES`].
+    pub fn welcome(max_frame_bytes: u32) -> Self {
+        BridgeMessage::Welcome {
+            protocol: PROTOCOL_VERSION,
+            max_frame_bytes,
+            accesskit_version: Some(ACCESSKIT_VERSION.to_owned()),
+            capabilities: BRIDGE_CAPABILITIES.iter().map(|&c| c.to_owned()).collect(),
+        }
+    }
+}
+
 /// One line of a recorded stream (`*.jsonl`): the hello or a sender message,
 /// with the time since the recording started. Exactly one of `hello` and
 /// `message` is set. Recordings are always JSON, whatever the encoding used
 /// on the wire when they are replayed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedLine {
     /// Milliseconds since the recording started.

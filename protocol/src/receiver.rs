@@ -14,8 +14,8 @@ use crate::codec::{decode_sender_message, encode_bridge_payload, CodecError};
 use crate::frame::{encode_frame, FrameDecoder, FrameError};
 use crate::hello::{parse_hello, HelloError};
 use crate::messages::{
-    AppInfo, BridgeMessage, Encoding, Geometry, SenderMessage, SurfaceId, DEFAULT_MAX_FRAME_BYTES,
-    PROTOCOL_VERSION,
+    AppInfo, BridgeMessage, Encoding, Geometry, SenderMessage, SurfaceId, ACCESSKIT_VERSION,
+    DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
 use crate::text::{escape_bounded, REASON_BYTES};
 
@@ -166,6 +166,20 @@ pub enum ProtocolError {
         /// The version the hello asked for.
         got: u64,
     },
+    /// The hello's tree payloads are built with an accesskit release whose
+    /// types differ from the bridge's.
+    #[error(
+        "incompatible accesskit version \"{}\" (rule `accesskit-version`): this bridge \
+         decodes tree payloads as accesskit {ACCESSKIT_VERSION}, and accesskit {series} \
+         releases differ in roles, properties, action and flag bits; build the sender with \
+         accesskit {series}.x or use a bridge built for the sender's accesskit",
+        crate::text::escaped(got, crate::text::QUOTE_BYTES),
+        series = accesskit_series()
+    )]
+    IncompatibleAccesskit {
+        /// The hello's `accesskitVersion`.
+        got: String,
+    },
     /// A frame after the hello did not decode as a sender message.
     #[error("undecodable payload in frame {frame} (rule `decode`): {source}")]
     UndecodablePayload {
@@ -188,6 +202,7 @@ impl ProtocolError {
             ProtocolError::UnreadReplies { .. } => "unread-replies",
             ProtocolError::BadHello { .. } => "hello",
             ProtocolError::UnsupportedVersion { .. } => "version",
+            ProtocolError::IncompatibleAccesskit { .. } => "accesskit-version",
             ProtocolError::UndecodablePayload { .. } => "decode",
         }
     }
@@ -199,8 +214,16 @@ impl From<HelloError> for ProtocolError {
             HelloError::NotAHello => ProtocolError::MessageBeforeHello,
             HelloError::Invalid(reason) => ProtocolError::BadHello { reason },
             HelloError::Version(got) => ProtocolError::UnsupportedVersion { got },
+            HelloError::Accesskit(got) => ProtocolError::IncompatibleAccesskit { got },
         }
     }
+}
+
+/// `0.25` of `0.25.2`: the release series senders must match.
+fn accesskit_series() -> &'static str {
+    ACCESSKIT_VERSION
+        .rsplit_once('.')
+        .map_or(ACCESSKIT_VERSION, |(series, _)| series)
 }
 
 /// The per-surface rule a message broke. Not fatal: the bridge answers with
@@ -739,10 +762,7 @@ impl ReceiverSession {
             Ok(hello) => hello,
             Err(error) => return self.fail(error.into()),
         };
-        let welcome = BridgeMessage::Welcome {
-            protocol: PROTOCOL_VERSION,
-            max_frame_bytes: self.config.max_frame_bytes,
-        };
+        let welcome = BridgeMessage::welcome(self.config.max_frame_bytes);
         // The Welcome is JSON, like the hello it answers.
         let welcome = self.encode_bridge_message(&welcome).unwrap_or_default();
         self.state = State::Open(hello.encoding);

@@ -8,8 +8,8 @@ use thiserror::Error;
 use crate::codec::{decode_bridge_message, encode_hello, encode_sender_message, CodecError};
 use crate::frame::{encode_frame, FrameDecoder, FrameError};
 use crate::messages::{
-    BridgeMessage, Encoding, Hello, SenderMessage, SurfaceId, DEFAULT_MAX_FRAME_BYTES,
-    PROTOCOL_VERSION,
+    BridgeMessage, Encoding, Hello, SenderMessage, SurfaceId, ACCESSKIT_VERSION,
+    DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
 use crate::receiver::EncodeError;
 
@@ -40,6 +40,19 @@ enum State {
     Failed,
 }
 
+/// Wire names of the bridge messages this crate knows, in declaration order
+/// (the postcard variant index is the position). A message with another
+/// name or a higher index comes from a newer bridge and is skipped.
+const BRIDGE_MESSAGE_NAMES: [&str; 7] = [
+    "welcome",
+    "updatesWanted",
+    "updatesUnwanted",
+    "action",
+    "rejected",
+    "error",
+    "syncDone",
+];
+
 /// Sans-IO state machine of the sender's end of a connection.
 ///
 /// Messages may be encoded right after the hello, before the Welcome
@@ -51,17 +64,50 @@ pub struct SenderSession {
     decoder: FrameDecoder,
     state: State,
     wanted: HashSet<SurfaceId>,
+    capabilities: Vec<String>,
+    skipped: Vec<String>,
 }
 
 impl SenderSession {
     /// A session for `hello`; write [`SenderSession::hello_bytes`] first.
-    pub fn new(hello: Hello) -> Self {
+    /// A hello without `accesskit_version` announces [`ACCESSKIT_VERSION`],
+    /// the version this crate encodes tree payloads with.
+    pub fn new(mut hello: Hello) -> Self {
+        hello
+            .accesskit_version
+            .get_or_insert_with(|| ACCESSKIT_VERSION.to_owned());
         Self {
             hello,
             decoder: FrameDecoder::new(DEFAULT_MAX_FRAME_BYTES),
             state: State::AwaitingWelcome,
             wanted: HashSet::new(),
+            capabilities: Vec::new(),
+            skipped: Vec::new(),
         }
+    }
+
+    /// The capabilities the bridge listed in its Welcome (empty before it,
+    /// and from bridges older than the field).
+    pub fn capabilities(&self) -> &[String] {
+        &self.capabilities
+    }
+
+    /// Whether the bridge's Welcome listed `capability`.
+    pub fn has_capability(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+
+    /// Bridge messages skipped because this crate does not know them (a
+    /// newer bridge's), oldest first, each named as it was on the wire
+    /// (`#N` for a postcard variant index). Callers may log and clear it
+    /// with [`SenderSession::take_skipped`].
+    pub fn skipped(&self) -> &[String] {
+        &self.skipped
+    }
+
+    /// Takes the list of skipped messages (for logging).
+    pub fn take_skipped(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.skipped)
     }
 
     /// The framed hello (always JSON).
@@ -142,9 +188,16 @@ impl SenderSession {
             State::AwaitingWelcome => decode_bridge_message(payload, Encoding::Json)
                 .map_err(BridgeStreamError::from)
                 .and_then(|message| self.expect_welcome(message)),
-            State::Open { .. } => decode_bridge_message(payload, self.hello.encoding)
-                .map(|message| self.track_wanted(message))
-                .map_err(BridgeStreamError::from),
+            State::Open { .. } => match decode_bridge_message(payload, self.hello.encoding) {
+                Ok(message) => Ok(self.track_wanted(message)),
+                Err(error) => match unknown_message_name(payload, self.hello.encoding) {
+                    Some(name) => {
+                        self.skipped.push(name);
+                        Ok(None)
+                    }
+                    None => Err(error.into()),
+                },
+            },
             State::Failed => Ok(None),
         };
         if result.is_err() {
@@ -161,7 +214,10 @@ impl SenderSession {
             BridgeMessage::Welcome {
                 protocol,
                 max_frame_bytes,
+                ref capabilities,
+                ..
             } if protocol == PROTOCOL_VERSION => {
+                self.capabilities = capabilities.clone();
                 self.state = State::Open { max_frame_bytes };
                 Ok(Some(message))
             }
@@ -188,6 +244,42 @@ impl SenderSession {
     }
 }
 
+/// The name of a bridge message this crate does not know, when `payload`
+/// is one: a JSON string or one-key object whose name is not a known
+/// message, or a postcard payload whose variant index is past the known
+/// ones. Anything else (garbage, a known message with a bad body) is `None`:
+/// those stay errors. Unknown messages are skipped whole, which is safe
+/// because a frame holds exactly one message.
+fn unknown_message_name(payload: &[u8], encoding: Encoding) -> Option<String> {
+    let name = match encoding {
+        Encoding::Json => match serde_json::from_slice(payload).ok()? {
+            serde_json::Value::String(name) => name,
+            serde_json::Value::Object(map) if map.len() == 1 => map.keys().next()?.clone(),
+            _ => return None,
+        },
+        Encoding::Postcard => {
+            let index = postcard_variant_index(payload)?;
+            if index < BRIDGE_MESSAGE_NAMES.len() as u64 {
+                return None;
+            }
+            return Some(format!("#{index}"));
+        }
+    };
+    (!BRIDGE_MESSAGE_NAMES.contains(&name.as_str())).then_some(name)
+}
+
+/// The leading varint of a postcard enum: its variant index.
+fn postcard_variant_index(payload: &[u8]) -> Option<u64> {
+    let mut index = 0u64;
+    for (i, byte) in payload.iter().take(5).enumerate() {
+        index |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some(index);
+        }
+    }
+    None
+}
+
 /// The wire name of a bridge message's variant, for error messages.
 pub fn variant_name(message: &BridgeMessage) -> &'static str {
     match message {
@@ -198,5 +290,55 @@ pub fn variant_name(message: &BridgeMessage) -> &'static str {
         BridgeMessage::Rejected { .. } => "rejected",
         BridgeMessage::Error { .. } => "error",
         BridgeMessage::SyncDone { .. } => "syncDone",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::encode_bridge_payload;
+    use crate::messages::SurfaceId;
+
+    /// `BRIDGE_MESSAGE_NAMES` must follow the enum: each variant's JSON key
+    /// and postcard index.
+    #[test]
+    fn known_names_follow_the_message_enum() {
+        let surface = SurfaceId(1);
+        let every = [
+            BridgeMessage::welcome(1),
+            BridgeMessage::UpdatesWanted { surface },
+            BridgeMessage::UpdatesUnwanted { surface },
+            BridgeMessage::Action {
+                surface,
+                request: accesskit::ActionRequest {
+                    action: accesskit::Action::Click,
+                    target_tree: accesskit::TreeId::ROOT,
+                    target_node: accesskit::NodeId(1),
+                    data: None,
+                },
+            },
+            BridgeMessage::Rejected {
+                surface,
+                serial: 0,
+                rule: String::new(),
+                reason: String::new(),
+                resync: false,
+            },
+            BridgeMessage::Error {
+                reason: String::new(),
+            },
+            BridgeMessage::SyncDone { serial: 0 },
+        ];
+        assert_eq!(every.len(), BRIDGE_MESSAGE_NAMES.len());
+        for (index, message) in every.iter().enumerate() {
+            assert_eq!(variant_name(message), BRIDGE_MESSAGE_NAMES[index]);
+            let json = encode_bridge_payload(message, Encoding::Json).unwrap();
+            let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+            assert!(value.get(BRIDGE_MESSAGE_NAMES[index]).is_some(), "{value}");
+            let postcard = encode_bridge_payload(message, Encoding::Postcard).unwrap();
+            assert_eq!(postcard_variant_index(&postcard), Some(index as u64));
+            assert_eq!(unknown_message_name(&json, Encoding::Json), None);
+            assert_eq!(unknown_message_name(&postcard, Encoding::Postcard), None);
+        }
     }
 }

@@ -65,13 +65,7 @@ fn hello_is_accepted_and_welcome_is_json_even_for_postcard() {
     assert_eq!(app, &hello(Encoding::Postcard).app);
     assert_eq!(*encoding, Encoding::Postcard);
     let welcome = decode_reply(welcome, Encoding::Json);
-    assert_eq!(
-        welcome,
-        BridgeMessage::Welcome {
-            protocol: PROTOCOL_VERSION,
-            max_frame_bytes: 1000
-        }
-    );
+    assert_eq!(welcome, BridgeMessage::welcome(1000));
     assert_eq!(session.encoding(), Some(Encoding::Postcard));
 }
 
@@ -932,6 +926,7 @@ fn fuzz_found_inputs_answer_in_the_senders_encoding() {
         protocol: PROTOCOL_VERSION,
         encoding: *encoding,
         app: app.clone(),
+        accesskit_version: None,
     });
     let mut answers = Vec::new();
     for event in &events {
@@ -1116,4 +1111,83 @@ fn unread_replies_over_the_limit_close_with_their_rule() {
     }
     assert!(session.is_closed());
     assert!(session.check_unread_replies(5000).is_none());
+}
+
+#[test]
+fn hello_with_another_accesskit_minor_is_refused_naming_both_versions() {
+    for encoding in ["json", "postcard"] {
+        let mut session = ReceiverSession::new(ReceiverConfig::default());
+        let hello = format!(
+            r#"{{"protocol":1,"encoding":"{encoding}","accesskitVersion":"0.26.0","app":{{"appId":"a","name":"A"}}}}"#
+        );
+        let events = feed_all(&mut session, &encode_frame(hello.as_bytes()).unwrap());
+        let (error, reply) = fatal_error(&events);
+        assert!(
+            matches!(error, ProtocolError::IncompatibleAccesskit { got } if got == "0.26.0"),
+            "{error}"
+        );
+        // Refusals of a hello are JSON whatever encoding it asked for.
+        let BridgeMessage::Error { reason } = decode_reply(reply, Encoding::Json) else {
+            panic!()
+        };
+        assert!(
+            reason.contains("rule `accesskit-version`")
+                && reason.contains("\"0.26.0\"")
+                && reason.contains(newton_push_protocol::ACCESSKIT_VERSION),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn welcome_announces_accesskit_version_and_capabilities() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let events = session.feed(&hello_frame(Encoding::Json));
+    let [ReceiverEvent::HelloAccepted { welcome, .. }] = events.as_slice() else {
+        panic!("{events:?}");
+    };
+    let BridgeMessage::Welcome {
+        accesskit_version,
+        capabilities,
+        ..
+    } = decode_reply(welcome, Encoding::Json)
+    else {
+        panic!()
+    };
+    assert_eq!(
+        accesskit_version.as_deref(),
+        Some(newton_push_protocol::ACCESSKIT_VERSION)
+    );
+    assert_eq!(capabilities, newton_push_protocol::BRIDGE_CAPABILITIES);
+}
+
+/// The version the hello announces is the accesskit the workspace builds
+/// with: `ACCESSKIT_VERSION` must follow the pin in Cargo.toml/Cargo.lock.
+#[test]
+fn accesskit_version_constant_matches_the_lock_file() {
+    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock"))
+        .expect("read the workspace Cargo.lock");
+    let locked = lock
+        .split("[[package]]")
+        .find(|package| package.contains("\nname = \"accesskit\"\n"))
+        .and_then(|package| package.lines().find(|l| l.starts_with("version = ")))
+        .map(|line| line.trim_start_matches("version = ").trim_matches('"'))
+        .expect("accesskit in Cargo.lock");
+    assert_eq!(locked, newton_push_protocol::ACCESSKIT_VERSION);
+}
+
+#[test]
+fn a_huge_accesskit_version_is_not_echoed_whole() {
+    let mut session = ReceiverSession::new(ReceiverConfig::default());
+    let version = "9".repeat(10_000);
+    let hello = format!(
+        r#"{{"protocol":1,"accesskitVersion":"{version}","app":{{"appId":"a","name":"A"}}}}"#
+    );
+    let events = feed_all(&mut session, &encode_frame(hello.as_bytes()).unwrap());
+    let (error, reply) = fatal_error(&events);
+    assert_eq!(error.rule(), "accesskit-version");
+    let BridgeMessage::Error { reason } = decode_reply(reply, Encoding::Json) else {
+        panic!()
+    };
+    assert!(reason.len() < 2000, "{}", reason.len());
 }

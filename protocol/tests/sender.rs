@@ -32,11 +32,7 @@ fn handshake_then_messages_reach_the_receiver() {
         });
         let welcome = welcome_from(&mut receiver, &sender);
         assert!(
-            sender.feed(&welcome).unwrap()
-                == vec![BridgeMessage::Welcome {
-                    protocol: 1,
-                    max_frame_bytes: 4096
-                }],
+            sender.feed(&welcome).unwrap() == vec![BridgeMessage::welcome(4096)],
             "the welcome is returned"
         );
         assert!(sender.is_welcomed());
@@ -110,6 +106,8 @@ fn wrong_welcome_version_and_missing_welcome_are_errors() {
     let welcome = BridgeMessage::Welcome {
         protocol: 7,
         max_frame_bytes: 10,
+        accesskit_version: None,
+        capabilities: Vec::new(),
     };
     let frame = encode_frame(&encode_bridge_payload(&welcome, Encoding::Json).unwrap()).unwrap();
     assert!(matches!(
@@ -150,4 +148,71 @@ fn refuses_to_encode_over_the_bridge_limit() {
 fn garbage_from_the_bridge_is_an_error_not_a_panic() {
     let mut sender = SenderSession::new(hello(Encoding::Json));
     assert!(sender.feed(&encode_frame(b"\xff\xfe").unwrap()).is_err());
+}
+
+/// A newer bridge's messages this sender does not know are skipped, in both
+/// encodings; the known ones around them still arrive, and malformed known
+/// messages stay errors.
+#[test]
+fn unknown_bridge_messages_are_skipped_not_fatal() {
+    for encoding in [Encoding::Json, Encoding::Postcard] {
+        let mut sender = SenderSession::new(hello(encoding));
+        let mut receiver = ReceiverSession::new(ReceiverConfig::default());
+        let welcome = welcome_from(&mut receiver, &sender);
+        sender.feed(&welcome).unwrap();
+        let unknown: Vec<u8> = match encoding {
+            Encoding::Json => {
+                br#"{"keyEventAck":{"surface":1,"serial":3,"future":[1,2]}}"#.to_vec()
+            }
+            // Variant index 42 (varint) and a body this sender cannot read.
+            Encoding::Postcard => vec![42, 1, 2, 3],
+        };
+        let known = BridgeMessage::SyncDone { serial: 5 };
+        let mut bytes = encode_frame(&unknown).unwrap();
+        bytes.extend(encode_frame(&encode_bridge_payload(&known, encoding).unwrap()).unwrap());
+        if encoding == Encoding::Json {
+            bytes.extend(encode_frame(br#""somethingNew""#).unwrap());
+        }
+        assert_eq!(sender.feed(&bytes).unwrap(), vec![known], "{encoding:?}");
+        assert!(sender.is_welcomed());
+        let expected: &[&str] = match encoding {
+            Encoding::Json => &["keyEventAck", "somethingNew"],
+            Encoding::Postcard => &["#42"],
+        };
+        assert_eq!(sender.take_skipped(), expected);
+
+        let broken: &[u8] = match encoding {
+            Encoding::Json => br#"{"syncDone":{"serial":"five"}}"#,
+            Encoding::Postcard => &[6],
+        };
+        assert!(
+            sender.feed(&encode_frame(broken).unwrap()).is_err(),
+            "a known message with a bad body is still an error ({encoding:?})"
+        );
+    }
+}
+
+#[test]
+fn sender_announces_its_accesskit_version_and_reads_capabilities() {
+    let mut plain = hello(Encoding::Json);
+    plain.accesskit_version = None;
+    let mut sender = SenderSession::new(plain);
+    let bytes = sender.hello_bytes().unwrap();
+    let text = String::from_utf8_lossy(&bytes[4..]).into_owned();
+    assert!(
+        text.contains(&format!(
+            "\"accesskitVersion\":\"{}\"",
+            newton_push_protocol::ACCESSKIT_VERSION
+        )),
+        "{text}"
+    );
+    let mut receiver = ReceiverSession::new(ReceiverConfig::default());
+    let welcome = welcome_from(&mut receiver, &sender);
+    sender.feed(&welcome).unwrap();
+    assert_eq!(
+        sender.capabilities(),
+        newton_push_protocol::BRIDGE_CAPABILITIES
+    );
+    assert!(sender.has_capability(newton_push_protocol::CAPABILITY_ACCESSKIT_VERSION));
+    assert!(!sender.has_capability("noSuchThing"));
 }

@@ -150,6 +150,7 @@ fn hello() -> Hello {
             toolkit_name: Some("newton-e2e".into()),
             toolkit_version: Some("1".into()),
         },
+        accesskit_version: None,
     }
 }
 

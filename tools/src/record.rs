@@ -18,7 +18,8 @@ use std::time::Instant;
 use newton_producer::write_recorded_line;
 use newton_push_protocol::{
     decode_hello, decode_sender_message, encode_bridge_payload, encode_frame, BridgeMessage,
-    Encoding, FrameDecoder, RecordedLine, SenderMessage, DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION,
+    Encoding, FrameDecoder, RecordedLine, SenderMessage, ACCESSKIT_VERSION,
+    DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
 
 use crate::cli::RecordArgs;
@@ -265,9 +266,12 @@ impl Recorder {
                 self.encoding = Some(hello.encoding);
                 self.started = Some(now);
                 if self.answer_sender {
+                    // A recorder checks nothing, so it claims no capability.
                     let welcome = BridgeMessage::Welcome {
                         protocol: PROTOCOL_VERSION,
                         max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+                        accesskit_version: Some(ACCESSKIT_VERSION.to_owned()),
+                        capabilities: Vec::new(),
                     };
                     // The Welcome is JSON, like the hello it answers.
                     push_reply(&welcome, Encoding::Json, fed);
@@ -364,6 +368,7 @@ mod tests {
                 name: "Recorded".into(),
                 ..Default::default()
             },
+            accesskit_version: None,
         }
     }
 

@@ -241,6 +241,7 @@ pub fn hello(encoding: Encoding) -> Hello {
             toolkit_name: Some("test".into()),
             toolkit_version: Some("0".into()),
         },
+        accesskit_version: None,
     }
 }
 

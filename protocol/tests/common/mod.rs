@@ -18,6 +18,7 @@ pub fn hello(encoding: Encoding) -> Hello {
             toolkit_name: Some("test-kit".into()),
             toolkit_version: Some("1.0".into()),
         },
+        accesskit_version: None,
     }
 }
 
