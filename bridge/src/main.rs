@@ -18,6 +18,7 @@ mod demo_orca;
 mod diff;
 mod dump;
 mod fault;
+mod keys;
 mod listeners;
 mod logging;
 mod manpages;

@@ -267,6 +267,8 @@ impl Recorder {
                     let welcome = BridgeMessage::Welcome {
                         protocol: PROTOCOL_VERSION,
                         max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+                        // The recorder answers no key: it offers no feature.
+                        features: Vec::new(),
                     };
                     // The Welcome is JSON, like the hello it answers.
                     push_reply(&welcome, Encoding::Json, fed);

@@ -336,6 +336,7 @@ impl Connection {
                 self.send(&error.to_rejected());
             }
             ReceiverEvent::Sync { serial } => self.send(&BridgeMessage::SyncDone { serial }),
+            ReceiverEvent::Key { serial, event } => self.forward_key(serial, event),
             other => self.handle_app_event(other).await,
         }
         true
@@ -465,6 +466,28 @@ impl Connection {
             reason,
             resync: coalesced > 1 || app.needs_resync(surface),
         });
+    }
+
+    /// Offers a key to the ATs from the application's connection, off the
+    /// session loop (the registry waits for the AT), and answers
+    /// `keyHandled` through the application's queue towards the sender.
+    fn forward_key(&self, serial: u64, event: newton_push_protocol::KeyEvent) {
+        let Some((_, app)) = self.app.clone() else {
+            return;
+        };
+        self.daemon
+            .executor
+            .spawn(async move {
+                let consumed = match crate::keys::notify_listeners(&app.conn(), &event).await {
+                    Ok(consumed) => consumed,
+                    Err(error) => {
+                        debug!(app = %app.info.name, "NotifyListenersSync failed: {error}");
+                        false
+                    }
+                };
+                app.notify_sender(BridgeMessage::KeyHandled { serial, consumed });
+            })
+            .detach();
     }
 
     /// Connects the application to the bus and embeds it.

@@ -5,6 +5,15 @@ use serde::{Deserialize, Serialize};
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// Feature the bridge lists in its welcome when it forwards keys (`key` /
+/// `keyHandled`, docs/protocol.md §6.1). A sender sends `key` only when the
+/// welcome lists it; the bridge sends `keyHandled` only in answer to `key`,
+/// so senders that do not know the feature never see it.
+pub const FEATURE_KEY_EVENTS: &str = "keyEvents";
+
+/// Features this crate's receiver implements, offered to senders that ask.
+pub const RECEIVER_FEATURES: &[&str] = &[FEATURE_KEY_EVENTS];
+
 /// Default largest frame payload accepted by the bridge (bytes).
 pub const DEFAULT_MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
@@ -59,6 +68,39 @@ pub struct Hello {
     pub encoding: Encoding,
     /// The application's identity, as the compositor side knows it.
     pub app: AppInfo,
+}
+
+/// Press or release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum KeyEventKind {
+    /// The key went down (or auto-repeated).
+    Press,
+    /// The key went up.
+    Release,
+}
+
+/// One key press or release the application received, forwarded so that a
+/// screen reader that learns keys from applications (Orca < 48, through the
+/// AT-SPI registry's `DeviceEventController`) can see and consume it.
+/// Values are X11's, as atk-bridge forwards them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyEvent {
+    /// Press or release.
+    pub kind: KeyEventKind,
+    /// X keysym (e.g. `0xff09` Tab, `0xff8d` KP_Enter, `0x61` a).
+    pub keysym: u32,
+    /// X keycode of the physical key (evdev code + 8).
+    pub keycode: u16,
+    /// X modifier mask (Shift 1, Lock 2, Control 4, Mod1/Alt 8, Mod2/NumLock
+    /// 16, Mod4/Super 64).
+    pub modifiers: u16,
+    /// The text the key produces, when it produces text (`"a"`, `"A"`);
+    /// `None` for keys that do not (Tab, arrows, function keys).
+    pub text: Option<String>,
+    /// Milliseconds, from the input event (any fixed origin; wraps).
+    pub timestamp_ms: u32,
 }
 
 /// A surface's position on screen, as the compositor knows it. Tree bounds are
@@ -143,6 +185,15 @@ pub enum SenderMessage {
         /// Chosen by the sender, echoed in `SyncDone`.
         serial: u64,
     },
+    /// A key the application received (feature [`FEATURE_KEY_EVENTS`]; only
+    /// when the welcome lists it). The bridge offers it to the ATs' key
+    /// listeners and answers `KeyHandled` with the same serial.
+    Key {
+        /// Chosen by the sender, echoed in `KeyHandled`.
+        serial: u64,
+        /// The key.
+        event: KeyEvent,
+    },
 }
 
 /// Bridge → sender.
@@ -157,6 +208,11 @@ pub enum BridgeMessage {
         /// (`maxFrameBytes` in JSON).
         #[serde(alias = "max_frame_bytes")]
         max_frame_bytes: u32,
+        /// Optional features the bridge implements (e.g.
+        /// [`FEATURE_KEY_EVENTS`]); absent when none. Senders that do not
+        /// know the field ignore it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
     },
     /// An AT is listening: send a full tree for the surface, then updates.
     UpdatesWanted {
@@ -199,6 +255,14 @@ pub enum BridgeMessage {
     SyncDone {
         /// The serial of the `Sync` being answered.
         serial: u64,
+    },
+    /// Answer to `SenderMessage::Key`: whether an AT consumed the key (the
+    /// application must then not act on it).
+    KeyHandled {
+        /// The serial of the `Key` being answered.
+        serial: u64,
+        /// True when an AT consumed the key.
+        consumed: bool,
     },
 }
 

@@ -14,8 +14,8 @@ use crate::codec::{decode_sender_message, encode_bridge_payload, CodecError};
 use crate::frame::{encode_frame, FrameDecoder, FrameError};
 use crate::hello::{parse_hello, HelloError};
 use crate::messages::{
-    AppInfo, BridgeMessage, Encoding, Geometry, SenderMessage, SurfaceId, DEFAULT_MAX_FRAME_BYTES,
-    PROTOCOL_VERSION,
+    AppInfo, BridgeMessage, Encoding, Geometry, KeyEvent, SenderMessage, SurfaceId,
+    DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, RECEIVER_FEATURES,
 };
 use crate::text::{escape_bounded, REASON_BYTES};
 
@@ -336,6 +336,14 @@ pub enum ReceiverEvent {
     /// Clean close: remove the application. The session ignores anything
     /// after it.
     Goodbye,
+    /// A key the application received: offer it to the ATs' key listeners
+    /// and answer `KeyHandled { serial, consumed }`.
+    Key {
+        /// The serial to echo.
+        serial: u64,
+        /// The key.
+        event: KeyEvent,
+    },
     /// A per-surface error; send `error.to_rejected()` and go on.
     SurfaceError(SurfaceError),
     /// The connection is broken: write `reply` (a framed `Error`), then
@@ -742,6 +750,7 @@ impl ReceiverSession {
         let welcome = BridgeMessage::Welcome {
             protocol: PROTOCOL_VERSION,
             max_frame_bytes: self.config.max_frame_bytes,
+            features: RECEIVER_FEATURES.iter().map(|f| (*f).to_owned()).collect(),
         };
         // The Welcome is JSON, like the hello it answers.
         let welcome = self.encode_bridge_message(&welcome).unwrap_or_default();
@@ -805,6 +814,8 @@ impl ReceiverSession {
                 self.close();
                 Some(ReceiverEvent::Goodbye)
             }
+            // Keys are not frames: never delayed by the frame-rate limit.
+            SenderMessage::Key { serial, event } => Some(ReceiverEvent::Key { serial, event }),
         };
         events.extend(event);
         // A destroyed or overflowed surface may have taken the last waiting

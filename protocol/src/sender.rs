@@ -9,7 +9,7 @@ use crate::codec::{decode_bridge_message, encode_hello, encode_sender_message, C
 use crate::frame::{encode_frame, FrameDecoder, FrameError};
 use crate::messages::{
     BridgeMessage, Encoding, Hello, SenderMessage, SurfaceId, DEFAULT_MAX_FRAME_BYTES,
-    PROTOCOL_VERSION,
+    FEATURE_KEY_EVENTS, PROTOCOL_VERSION,
 };
 use crate::receiver::EncodeError;
 
@@ -51,6 +51,7 @@ pub struct SenderSession {
     decoder: FrameDecoder,
     state: State,
     wanted: HashSet<SurfaceId>,
+    key_events: bool,
 }
 
 impl SenderSession {
@@ -61,6 +62,7 @@ impl SenderSession {
             decoder: FrameDecoder::new(DEFAULT_MAX_FRAME_BYTES),
             state: State::AwaitingWelcome,
             wanted: HashSet::new(),
+            key_events: false,
         }
     }
 
@@ -96,6 +98,12 @@ impl SenderSession {
     /// start unwanted; `UpdatesWanted`/`UpdatesUnwanted` toggle them.
     pub fn is_wanted(&self, surface: SurfaceId) -> bool {
         self.wanted.contains(&surface)
+    }
+
+    /// Whether the bridge's welcome offered key forwarding
+    /// ([`FEATURE_KEY_EVENTS`]). False until the welcome arrives.
+    pub fn accepts_key_events(&self) -> bool {
+        self.key_events
     }
 
     /// Encodes and frames one message. Refuses payloads over the bridge's
@@ -161,7 +169,9 @@ impl SenderSession {
             BridgeMessage::Welcome {
                 protocol,
                 max_frame_bytes,
+                ref features,
             } if protocol == PROTOCOL_VERSION => {
+                self.key_events = features.iter().any(|f| f == FEATURE_KEY_EVENTS);
                 self.state = State::Open { max_frame_bytes };
                 Ok(Some(message))
             }
@@ -198,5 +208,6 @@ pub fn variant_name(message: &BridgeMessage) -> &'static str {
         BridgeMessage::Rejected { .. } => "rejected",
         BridgeMessage::Error { .. } => "error",
         BridgeMessage::SyncDone { .. } => "syncDone",
+        BridgeMessage::KeyHandled { .. } => "keyHandled",
     }
 }

@@ -69,7 +69,8 @@ fn hello_is_accepted_and_welcome_is_json_even_for_postcard() {
         welcome,
         BridgeMessage::Welcome {
             protocol: PROTOCOL_VERSION,
-            max_frame_bytes: 1000
+            max_frame_bytes: 1000,
+            features: vec!["keyEvents".into()],
         }
     );
     assert_eq!(session.encoding(), Some(Encoding::Postcard));
@@ -125,6 +126,7 @@ fn event_name(event: &ReceiverEvent) -> &'static str {
         ReceiverEvent::Goodbye => "goodbye",
         ReceiverEvent::SurfaceError(_) => "surface-error",
         ReceiverEvent::Fatal { .. } => "fatal",
+        ReceiverEvent::Key { .. } => "key",
     }
 }
 

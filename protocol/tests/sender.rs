@@ -35,7 +35,8 @@ fn handshake_then_messages_reach_the_receiver() {
             sender.feed(&welcome).unwrap()
                 == vec![BridgeMessage::Welcome {
                     protocol: 1,
-                    max_frame_bytes: 4096
+                    max_frame_bytes: 4096,
+                    features: vec!["keyEvents".into()],
                 }],
             "the welcome is returned"
         );
@@ -110,6 +111,7 @@ fn wrong_welcome_version_and_missing_welcome_are_errors() {
     let welcome = BridgeMessage::Welcome {
         protocol: 7,
         max_frame_bytes: 10,
+        features: Vec::new(),
     };
     let frame = encode_frame(&encode_bridge_payload(&welcome, Encoding::Json).unwrap()).unwrap();
     assert!(matches!(
@@ -150,4 +152,39 @@ fn refuses_to_encode_over_the_bridge_limit() {
 fn garbage_from_the_bridge_is_an_error_not_a_panic() {
     let mut sender = SenderSession::new(hello(Encoding::Json));
     assert!(sender.feed(&encode_frame(b"\xff\xfe").unwrap()).is_err());
+}
+
+#[test]
+fn key_events_are_offered_in_the_welcome_and_reach_the_receiver() {
+    use newton_push_protocol::{KeyEvent, KeyEventKind};
+    for encoding in [Encoding::Json, Encoding::Postcard] {
+        let mut sender = SenderSession::new(hello(encoding));
+        assert!(
+            !sender.accepts_key_events(),
+            "nothing offered before the welcome"
+        );
+        let mut receiver = ReceiverSession::new(ReceiverConfig::default());
+        let welcome = welcome_from(&mut receiver, &sender);
+        sender.feed(&welcome).unwrap();
+        assert!(sender.accepts_key_events(), "{encoding:?}");
+        let event = KeyEvent {
+            kind: KeyEventKind::Press,
+            keysym: 0x61,
+            keycode: 38,
+            modifiers: 1,
+            text: Some("A".into()),
+            timestamp_ms: 77,
+        };
+        let key = sender
+            .encode(&SenderMessage::Key {
+                serial: 5,
+                event: event.clone(),
+            })
+            .unwrap();
+        let events = deliver(&mut receiver, &key);
+        assert!(
+            matches!(&events[..], [ReceiverEvent::Key { serial: 5, event: got }] if *got == event),
+            "{encoding:?}: {events:?}"
+        );
+    }
 }
