@@ -94,8 +94,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use accesskit::{ActionHandler, ActivationHandler, DeactivationHandler, Rect, TreeUpdate};
-pub use newton_push_protocol::{KeyEvent, KeyEventKind};
 use newton_push_protocol::{Geometry, SurfaceId};
+pub use newton_push_protocol::{KeyEvent, KeyEventKind};
 
 pub use identity::{set_app_identity, AppIdentity, IdentityError};
 use process::{Handlers, Process};

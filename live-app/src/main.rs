@@ -12,16 +12,16 @@
 //! (`focus Cancel`, `toggled true`, `text "ab" caret 2`, `consumed KP_Enter`,
 //! `action Click on 3`), so tests can tell what it handled.
 //!
-//! `--stress FRAMES` instead updates a text node at 60 frames a second for
-//! FRAMES frames, then prints the adapter's counters and waits on stdin (the
-//! adapter test stops the bridge meanwhile).
+//! `--stress FRAMES GO_FILE` instead updates a text node at 60 frames a
+//! second for FRAMES frames once GO_FILE exists, then prints the adapter's
+//! counters (the adapter test stops the bridge meanwhile).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use accesskit::{
-    Action, ActionData, ActionHandler, ActionRequest, ActivationHandler, DeactivationHandler,
-    Node, NodeId, Rect, Role, TextPosition, TextSelection, Toggled, TreeId, TreeInfo, TreeUpdate,
+    Action, ActionData, ActionHandler, ActionRequest, ActivationHandler, DeactivationHandler, Node,
+    NodeId, Rect, Role, TextPosition, TextSelection, Toggled, TreeId, TreeInfo, TreeUpdate,
 };
 use newton_accesskit::{Adapter, AppIdentity, KeyEvent, KeyEventKind};
 use winit::application::ApplicationHandler;
@@ -575,9 +575,11 @@ impl ApplicationHandler<UserEvent> for App {
     }
 }
 
-/// `--stress FRAMES`: one window whose text node changes every frame at
-/// 60 fps; prints the counters at the end, then waits for stdin to close.
-fn stress(frames: u64) {
+/// `--stress FRAMES GO_FILE`: one window whose text node changes every
+/// frame at 60 fps. Prints "stress ready" once its first tree went out,
+/// waits for GO_FILE to exist, runs the frames, prints the counters, then
+/// idles (the adapter keeps writing) until killed.
+fn stress(frames: u64, go_file: &std::path::Path) {
     struct Full;
     impl ActivationHandler for Full {
         fn request_initial_tree(&mut self) -> Option<TreeUpdate> {
@@ -588,10 +590,15 @@ fn stress(frames: u64) {
     impl ActionHandler for NoActions {
         fn do_action(&mut self, _: ActionRequest) {}
     }
-    let mut adapter = Adapter::with_title(Some("Stress".into()), Full, NoActions, Deactivation);
+    let mut adapter = Adapter::with_title(Some(TITLE.into()), Full, NoActions, Deactivation);
+    adapter.update_window_focus_state(true);
+    while adapter.stats().updates_sent == 0 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     say("stress ready");
-    let mut line = String::new();
-    let _ = std::io::stdin().read_line(&mut line);
+    while !go_file.exists() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let frame_time = Duration::from_micros(16_667);
     let mut slowest = Duration::ZERO;
     let started = Instant::now();
@@ -614,13 +621,13 @@ fn stress(frames: u64) {
         stats.initial_trees,
         slowest.as_micros()
     ));
-    line.clear();
-    let _ = std::io::stdin().read_line(&mut line);
-    let stats = adapter.stats();
-    say(&format!(
-        "stress end sent={} initial_trees={}",
-        stats.updates_sent, stats.initial_trees
-    ));
+    // The adapter asks for a full tree once the bridge reads again; it
+    // must show the last frame, which the activation handler cannot know:
+    // keep the last frame current by updating it once a second.
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        adapter.update_if_active(|| stress_tree(frames, false));
+    }
 }
 
 /// A window holding one 4 KiB label that names the frame: large enough that
@@ -651,12 +658,12 @@ fn main() {
         toolkit_version: Some("0.30.12".into()),
     });
     let args: Vec<String> = std::env::args().collect();
-    if let [_, flag, frames] = &args[..] {
+    if let [_, flag, frames, go_file] = &args[..] {
         if flag == "--stress" {
             match frames.parse() {
-                Ok(frames) => return stress(frames),
+                Ok(frames) => return stress(frames, std::path::Path::new(go_file)),
                 Err(_) => {
-                    eprintln!("usage: newton-live-app [--stress FRAMES]");
+                    eprintln!("usage: newton-live-app [--stress FRAMES GO_FILE]");
                     std::process::exit(2);
                 }
             }

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use newton_e2e::{
-    bridge_binary, orca_tests_skipped, py_script, python, wait_until, Bridge, Orca,
-    SessionOptions, TestSession,
+    bridge_binary, orca_tests_skipped, py_script, python, wait_until, Bridge, Orca, SessionOptions,
+    TestSession,
 };
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -36,12 +36,20 @@ fn session_with_live_app() -> (TestSession, Bridge, u32, String) {
     let bridge = Bridge::start(&mut session).expect("start the bridge");
     let mut app = session.command(live_app_binary());
     app.env("NEWTON_ATSPI_SOCKET", &bridge.socket);
-    let pid = session.spawn("live-app", app).expect("start newton-live-app");
+    let pid = session
+        .spawn("live-app", app)
+        .expect("start newton-live-app");
     session
         .wait_for_app(TITLE, pid)
         .expect("the live app appears on the desktop through the bridge");
     let mut search = session.command("xdotool");
-    search.args(["search", "--sync", "--onlyvisible", "--name", "^Newton Live$"]);
+    search.args([
+        "search",
+        "--sync",
+        "--onlyvisible",
+        "--name",
+        "^Newton Live$",
+    ]);
     let out = session
         .run_ok("xdotool-search", search, STEP_TIMEOUT)
         .expect("find the Newton Live window");
@@ -93,11 +101,16 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
     wait_for_app_line(&session, "tree requested");
 
     let key = |session: &mut TestSession, name: &str| {
-        xdotool(session, &format!("key-{name}"), &["key", "--window", &window, name]);
+        xdotool(
+            session,
+            &format!("key-{name}"),
+            &["key", "--window", &window, name],
+        );
         orca.wait_idle(session).expect("Orca settles after a key");
     };
     xdotool(&mut session, "focus", &["windowfocus", "--sync", &window]);
-    orca.wait_idle(&mut session).expect("Orca settles after the window got focus");
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after the window got focus");
     key(&mut session, "Tab");
     wait_for_app_line(&session, "focus Cancel");
     key(&mut session, "Tab");
@@ -118,7 +131,9 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
     drive.arg(py_script("live_app_drive.py"));
     let driven = session.run("live-app-drive", drive, Duration::from_secs(90));
     let driven = driven.expect("run live_app_drive.py");
-    let speech = orca.stop(&mut session).expect("stop Orca and read its speech");
+    let speech = orca
+        .stop(&mut session)
+        .expect("stop Orca and read its speech");
     let out = app_output(&session);
     eprintln!("Orca said: {:#?}", speech.utterances);
     eprintln!("the app printed:\n{out}");
@@ -132,8 +147,8 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
         .unwrap_or_else(|| panic!("Tab to Cancel not spoken: {u:?}"));
     let check = position(u, cancel, "Enable feature check box")
         .unwrap_or_else(|| panic!("Tab to the check box not spoken: {u:?}"));
-    let toggled = position(u, check + 1, "checked")
-        .unwrap_or_else(|| panic!("toggling not spoken: {u:?}"));
+    let toggled =
+        position(u, check + 1, "checked").unwrap_or_else(|| panic!("toggling not spoken: {u:?}"));
     let name = position(u, toggled, "Name")
         .unwrap_or_else(|| panic!("Tab to the text field not spoken: {u:?}"));
     let a = u[name..]
@@ -176,9 +191,152 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
         "text \"hello\" caret 1",
         "text \"hello\" caret 2",
     ] {
-        assert!(out.lines().any(|l| l == line), "the app did not print {line:?}:\n{out}");
+        assert!(
+            out.lines().any(|l| l == line),
+            "the app did not print {line:?}:\n{out}"
+        );
     }
 
     let report = session.shutdown();
     assert!(report.is_clean(), "processes survived teardown: {report:?}");
 }
+
+/// Process state letter from /proc (T = stopped).
+fn process_state(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s.rsplit_once(')')?.1.split_whitespace().next()?.to_string()))
+        .unwrap_or_default()
+}
+
+fn signal(pid: u32, signal: rustix::process::Signal) {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .expect("a valid child pid");
+    rustix::process::kill_process(pid, signal).expect("signal our own bridge child");
+}
+
+/// Resumes the stopped bridge however the test ends.
+struct Stopped(u32);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        signal(self.0, rustix::process::Signal::CONT);
+    }
+}
+
+/// The field `name=` of the app's "stress done" line.
+fn stat(line: &str, name: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|field| field.strip_prefix(&format!("{name}=")))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no {name}= in {line:?}"))
+}
+
+/// The adapter never makes the UI thread wait for the bridge: with the bridge stopped
+/// (SIGSTOP) the whole time, an app updating a 4 KiB label at 60 fps gets through every one of
+/// its frames; its queue stays bounded (the backlog collapses into one full tree), and once the
+/// bridge runs again the app's tree on the desktop shows its last frame.
+#[test]
+fn a_stopped_bridge_never_stalls_the_app_and_the_last_state_arrives_after() {
+    const FRAMES: u64 = 300;
+    let mut session = TestSession::start(SessionOptions {
+        xvfb: false,
+        ..SessionOptions::default()
+    })
+    .expect("start the test session");
+    let bridge = Bridge::start(&mut session).expect("start the bridge");
+    let go = session.dir().join("go");
+    let mut app = session.command(live_app_binary());
+    app.env("NEWTON_ATSPI_SOCKET", &bridge.socket)
+        .arg("--stress")
+        .arg(FRAMES.to_string())
+        .arg(&go);
+    let pid = session
+        .spawn("live-app", app)
+        .expect("start newton-live-app --stress");
+    session
+        .wait_for_app(TITLE, pid)
+        .expect("the stress app appears");
+    wait_for_app_line(&session, "stress ready");
+
+    signal(bridge.pid(), rustix::process::Signal::STOP);
+    let stopped = Stopped(bridge.pid());
+    wait_until("the bridge to stop", STEP_TIMEOUT, || {
+        Ok(process_state(bridge.pid()) == "T")
+    })
+    .expect("SIGSTOP takes effect");
+    std::fs::write(&go, b"").expect("write the go file");
+    let mut done = String::new();
+    wait_until(
+        "the app to finish its frames",
+        Duration::from_secs(120),
+        || {
+            done = app_output(&session)
+                .lines()
+                .find(|l| l.starts_with("stress done"))
+                .unwrap_or_default()
+                .to_string();
+            Ok(!done.is_empty())
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}: the app stalled behind the stopped bridge"));
+    assert_eq!(
+        process_state(bridge.pid()),
+        "T",
+        "the bridge must have stayed stopped while the app ran its frames"
+    );
+    eprintln!("{done}");
+    assert_eq!(stat(&done, "frames"), FRAMES);
+    let built = stat(&done, "built");
+    let skipped = stat(&done, "skipped");
+    assert_eq!(
+        built + skipped,
+        FRAMES,
+        "every update call returned: {done}"
+    );
+    assert!(
+        stat(&done, "max_queued") <= newton_accesskit::MAX_QUEUED_UPDATES as u64,
+        "the queue is bounded: {done}"
+    );
+    assert!(
+        stat(&done, "collapses") >= 1,
+        "4 KiB × {FRAMES} frames overflow the socket buffers, so the backlog must have collapsed: {done}"
+    );
+    assert!(
+        skipped > 0,
+        "after the collapse the app builds nothing: {done}"
+    );
+
+    drop(stopped);
+    let wanted = format!("frame {FRAMES} ");
+    let mut seen = String::new();
+    wait_until("the last frame to reach the desktop", STEP_TIMEOUT, || {
+        let mut cmd = session.command(python());
+        cmd.arg("-c").arg(LAST_FRAME_PY);
+        seen = session
+            .run("last-frame", cmd, STEP_TIMEOUT)
+            .map(|(_, out)| out)
+            .unwrap_or_default();
+        Ok(seen.starts_with(&wanted))
+    })
+    .unwrap_or_else(|e| panic!("{e}; pyatspi read {seen:?}"));
+    let report = session.shutdown();
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+}
+
+/// Prints the start of the stress app's label text, read through pyatspi.
+const LAST_FRAME_PY: &str = r#"
+import gi
+gi.require_version("Atspi", "2.0")
+import pyatspi
+desktop = pyatspi.Registry.getDesktop(0)
+for i in range(desktop.childCount):
+    app = desktop.getChildAtIndex(i)
+    if app is not None and app.name == "Newton Live":
+        window = app.getChildAtIndex(0)
+        label = window.getChildAtIndex(0)
+        text = label.queryText()
+        print(text.getText(0, 12))
+"#;
