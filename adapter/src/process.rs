@@ -400,20 +400,42 @@ impl Process {
                 Work::Geometry(surface, geometry) => sender.geometry(surface, geometry)?,
                 Work::Focus(surface) => sender.focus(surface)?,
                 Work::Key(serial, event) => sender.send(&SenderMessage::Key { serial, event })?,
-                Work::Updates(surface, updates) => {
-                    let count = updates.len() as u64;
-                    for update in updates {
-                        sender.update(surface, update)?;
-                    }
-                    sender.commit(surface)?;
-                    if let Some(window) = self.lock().windows.get_mut(&surface) {
-                        window.stats.updates_sent += count;
-                    }
-                }
+                Work::Updates(surface, updates) => self.send_updates(sender, surface, updates)?,
                 Work::Activate(surface, epoch, handlers) => {
                     self.activate(surface, epoch, &handlers)
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Writes a window's queued updates and commits them. An update too
+    /// large for the bridge's frame limit is never sent, so the window then
+    /// needs a full tree; only IO errors end the connection.
+    fn send_updates(
+        &self,
+        sender: &Sender,
+        surface: SurfaceId,
+        updates: Vec<TreeUpdate>,
+    ) -> Result<(), SendError> {
+        let count = updates.len() as u64;
+        for update in updates {
+            match sender.update(surface, update) {
+                Ok(()) => {}
+                Err(SendError::Encode(error)) => {
+                    eprintln!("newton-accesskit: an update was not sent: {error}");
+                    self.with_window(surface, |w| {
+                        w.queue.clear();
+                        w.set_activity(Activity::NeedsInitialTree);
+                    });
+                    return Ok(());
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        sender.commit(surface)?;
+        if let Some(window) = self.lock().windows.get_mut(&surface) {
+            window.stats.updates_sent += count;
         }
         Ok(())
     }
