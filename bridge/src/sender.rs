@@ -210,6 +210,7 @@ async fn run_session(
         pid,
         throttle_log: ThrottleLog::default(),
         log_limiter: LogLimiter::default(),
+        keys_in_flight: Arc::new(AtomicUsize::new(0)),
     };
     'read: loop {
         let events = match connection.session.next_deadline() {
@@ -268,7 +269,12 @@ struct Connection {
     throttle_log: ThrottleLog,
     /// One warning line per rule per interval for this sender's rejections.
     log_limiter: LogLimiter,
+    /// Keys waiting for the registry's verdict (bounded by [`MAX_KEYS_IN_FLIGHT`]).
+    keys_in_flight: Arc<AtomicUsize>,
 }
+
+/// Keys of one sender that may wait for the registry at once.
+const MAX_KEYS_IN_FLIGHT: usize = 32;
 
 impl Connection {
     fn app_name(&self) -> &str {
@@ -471,10 +477,34 @@ impl Connection {
     /// Offers a key to the ATs from the application's connection, off the
     /// session loop (the registry waits for the AT), and answers
     /// `keyHandled` through the application's queue towards the sender.
-    fn forward_key(&self, serial: u64, event: newton_push_protocol::KeyEvent) {
+    /// The answer is an answer: never dropped (see [`Outbox`]). At most
+    /// [`MAX_KEYS_IN_FLIGHT`] keys per sender wait for the registry; beyond
+    /// that a key is answered "not consumed" at once, so a sender flooding
+    /// keys costs the bus nothing more.
+    fn forward_key(&mut self, serial: u64, event: newton_push_protocol::KeyEvent) {
         let Some((_, app)) = self.app.clone() else {
             return;
         };
+        let encoding = self.session.encoding().unwrap_or_default();
+        let outbox = self.outbox.clone();
+        let answer = move |consumed| {
+            let frame =
+                encode_bridge_payload(&BridgeMessage::KeyHandled { serial, consumed }, encoding)
+                    .ok()
+                    .and_then(|payload| encode_frame(&payload).ok());
+            if let Some(frame) = frame {
+                outbox.answer(frame);
+            }
+        };
+        if self.keys_in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_KEYS_IN_FLIGHT {
+            self.keys_in_flight.fetch_sub(1, Ordering::SeqCst);
+            if let Some(suppressed) = self.log_limiter.check("keys-in-flight", Instant::now()) {
+                warn!(app = %app.info.name, suppressed, "more than {MAX_KEYS_IN_FLIGHT} keys wait for the registry; later ones are answered not consumed");
+            }
+            answer(false);
+            return;
+        }
+        let in_flight = self.keys_in_flight.clone();
         self.daemon
             .executor
             .spawn(async move {
@@ -485,7 +515,8 @@ impl Connection {
                         false
                     }
                 };
-                app.notify_sender(BridgeMessage::KeyHandled { serial, consumed });
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                answer(consumed);
             })
             .detach();
     }
