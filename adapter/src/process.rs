@@ -223,6 +223,10 @@ impl Process {
             return;
         }
         match window.activity {
+            // The toolkit has not yet acted on the request for a full tree
+            // (e.g. an update raced the activation event): a partial update
+            // cannot start a tree, and the full tree will carry its change.
+            Activity::Pending if update.tree.is_none() => {}
             Activity::Pending => {
                 window.queue = vec![update];
                 window.set_activity(Activity::Active);
