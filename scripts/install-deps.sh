@@ -4,7 +4,8 @@
 # sudo, non-interactively. Usage: scripts/install-deps.sh [--check]   (--check: list missing, exit 1)
 set -euo pipefail
 
-# Test-time packages (the Rust crates themselves need no system libraries):
+# Test-time packages (the Rust crates themselves need no system libraries to build; winit in
+# live-app loads the X11 libraries below at run time):
 PACKAGES=(
   dbus-daemon dbus-bin dbus-x11   # private session bus (dbus-daemon), dbus-monitor for debugging
   libglib2.0-bin                  # gdbus, for debugging sessions by hand
@@ -14,6 +15,7 @@ PACKAGES=(
   python3 python3-gi python3-dbus python3-pyatspi gir1.2-atspi-2.0  # tests/py scripts
   gir1.2-gtk-3.0 libatk-adaptor fonts-dejavu-core                   # GTK3 reference app
   systemd                         # systemd-socket-activate: the socket-activation test
+  libx11-6 libx11-xcb1 libxcb1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6  # live-app (winit loads them at run time)
 )
 # A C linker for rustc, only if the machine has none.
 command -v cc >/dev/null 2>&1 || PACKAGES+=(gcc libc6-dev)

@@ -22,6 +22,7 @@ pub mod control;
 pub mod daemon;
 mod fault;
 mod heavy;
+mod keys;
 mod listeners;
 pub mod logging;
 mod memory;

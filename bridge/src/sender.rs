@@ -209,6 +209,7 @@ async fn run_session(
         pid,
         throttle_log: ThrottleLog::default(),
         log_limiter: LogLimiter::default(),
+        keys_in_flight: Arc::new(AtomicUsize::new(0)),
     };
     'read: loop {
         let events = match connection.session.next_deadline() {
@@ -267,7 +268,12 @@ struct Connection {
     throttle_log: ThrottleLog,
     /// One warning line per rule per interval for this sender's rejections.
     log_limiter: LogLimiter,
+    /// Keys waiting for the registry's verdict (bounded by [`MAX_KEYS_IN_FLIGHT`]).
+    keys_in_flight: Arc<AtomicUsize>,
 }
+
+/// Keys of one sender that may wait for the registry at once.
+const MAX_KEYS_IN_FLIGHT: usize = 32;
 
 impl Connection {
     fn app_name(&self) -> &str {
@@ -335,6 +341,7 @@ impl Connection {
                 self.send(&error.to_rejected());
             }
             ReceiverEvent::Sync { serial } => self.send(&BridgeMessage::SyncDone { serial }),
+            ReceiverEvent::Key { serial, event } => self.forward_key(serial, event),
             other => self.handle_app_event(other).await,
         }
         true
@@ -464,6 +471,53 @@ impl Connection {
             reason,
             resync: coalesced > 1 || app.needs_resync(surface),
         });
+    }
+
+    /// Offers a key to the ATs from the application's connection, off the
+    /// session loop (the registry waits for the AT), and answers
+    /// `keyHandled` through the application's queue towards the sender.
+    /// The answer is an answer: never dropped (see [`Outbox`]). At most
+    /// [`MAX_KEYS_IN_FLIGHT`] keys per sender wait for the registry; beyond
+    /// that a key is answered "not consumed" at once, so a sender flooding
+    /// keys costs the bus nothing more.
+    fn forward_key(&mut self, serial: u64, event: newton_push_protocol::KeyEvent) {
+        let Some((_, app)) = self.app.clone() else {
+            return;
+        };
+        let encoding = self.session.encoding().unwrap_or_default();
+        let outbox = self.outbox.clone();
+        let answer = move |consumed| {
+            let frame =
+                encode_bridge_payload(&BridgeMessage::KeyHandled { serial, consumed }, encoding)
+                    .ok()
+                    .and_then(|payload| encode_frame(&payload).ok());
+            if let Some(frame) = frame {
+                outbox.answer(frame);
+            }
+        };
+        if self.keys_in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_KEYS_IN_FLIGHT {
+            self.keys_in_flight.fetch_sub(1, Ordering::SeqCst);
+            if let Some(suppressed) = self.log_limiter.check("keys-in-flight", Instant::now()) {
+                warn!(app = %app.info.name, suppressed, "more than {MAX_KEYS_IN_FLIGHT} keys wait for the registry; later ones are answered not consumed");
+            }
+            answer(false);
+            return;
+        }
+        let in_flight = self.keys_in_flight.clone();
+        self.daemon
+            .executor
+            .spawn(async move {
+                let consumed = match crate::keys::notify_listeners(&app.conn(), &event).await {
+                    Ok(consumed) => consumed,
+                    Err(error) => {
+                        debug!(app = %app.info.name, "NotifyListenersSync failed: {error}");
+                        false
+                    }
+                };
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                answer(consumed);
+            })
+            .detach();
     }
 
     /// Connects the application to the bus and embeds it.

@@ -89,7 +89,8 @@ pub fn playbook(lines: Vec<RecordedLine>) -> Result<Playbook, String> {
             SenderMessage::DestroySurface { surface } => {
                 pending.push(Event::DestroySurface(surface))
             }
-            SenderMessage::Goodbye | SenderMessage::Sync { .. } => {}
+            // Keys go to the registry, not the tree: nothing to play back.
+            SenderMessage::Goodbye | SenderMessage::Sync { .. } | SenderMessage::Key { .. } => {}
         }
     }
     let Some(last) = steps.last_mut() else {

@@ -92,7 +92,8 @@ impl ResendState {
                 }
             }
             SenderMessage::Goodbye => *self = Self::default(),
-            SenderMessage::Sync { .. } => {}
+            // Syncs and keys are moments, not state: nothing to send again.
+            SenderMessage::Sync { .. } | SenderMessage::Key { .. } => {}
         }
     }
 

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use accesskit::TreeUpdate;
 use newton_push_protocol::{
-    default_socket_path, BridgeMessage, Geometry, Hello, SenderMessage, SenderSession, SurfaceId,
+    default_socket_path, BridgeMessage, Geometry, Hello, KeyEvent, SenderMessage, SenderSession,
+    SurfaceId,
 };
 
 use crate::error::{ConnectError, RecvError, SendError};
@@ -239,6 +240,21 @@ impl Sender {
     /// Removes a surface.
     pub fn destroy_surface(&self, surface: SurfaceId) -> Result<(), SendError> {
         self.send(&SenderMessage::DestroySurface { surface })
+    }
+
+    /// Whether the bridge forwards keys to the ATs (its welcome offered
+    /// `keyEvents`; docs/protocol.md §6.1).
+    pub fn accepts_key_events(&self) -> bool {
+        lock(&self.session).accepts_key_events()
+    }
+
+    /// Sends a key the application received; the bridge answers
+    /// `KeyHandled` with the returned serial once the ATs decided whether
+    /// they consumed it. Only when [`Sender::accepts_key_events`].
+    pub fn key(&self, event: KeyEvent) -> Result<u64, SendError> {
+        let serial = self.next_serial();
+        self.send(&SenderMessage::Key { serial, event })?;
+        Ok(serial)
     }
 
     /// Clean close: the bridge removes the application.

@@ -125,7 +125,7 @@ fn decode<T: DeserializeOwned>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::messages::{AppInfo, Geometry, SurfaceId, PROTOCOL_VERSION};
+    use crate::messages::{AppInfo, Geometry, KeyEvent, KeyEventKind, SurfaceId, PROTOCOL_VERSION};
     use accesskit::{
         Action, ActionData, ActionRequest, Node, NodeId, Rect, Role, TreeId, TreeInfo, TreeUpdate,
     };
@@ -192,6 +192,17 @@ pub(crate) mod tests {
             SenderMessage::DestroySurface { surface },
             SenderMessage::Sync { serial: 9 },
             SenderMessage::Goodbye,
+            SenderMessage::Key {
+                serial: 10,
+                event: KeyEvent {
+                    kind: KeyEventKind::Press,
+                    keysym: 0xff8d,
+                    keycode: 104,
+                    modifiers: 0,
+                    text: None,
+                    timestamp_ms: 123,
+                },
+            },
         ]
     }
 
@@ -225,6 +236,10 @@ pub(crate) mod tests {
                 reason: "bad".into(),
             },
             BridgeMessage::SyncDone { serial: 9 },
+            BridgeMessage::KeyHandled {
+                serial: 10,
+                consumed: true,
+            },
         ]
     }
 

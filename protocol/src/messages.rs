@@ -17,11 +17,17 @@ pub const ACCESSKIT_VERSION: &str = "0.25.2";
 /// in the welcome (`capabilities`). A sender uses an addition only when the
 /// bridge's welcome lists it; every message of the base protocol needs none.
 /// Names are camelCase; `docs/protocol.md` §7.2 describes each.
-pub const BRIDGE_CAPABILITIES: &[&str] = &[CAPABILITY_ACCESSKIT_VERSION];
+pub const BRIDGE_CAPABILITIES: &[&str] = &[CAPABILITY_ACCESSKIT_VERSION, FEATURE_KEY_EVENTS];
 
 /// The bridge checks the hello's `accesskitVersion` and refuses an
 /// incompatible one (rule `accesskit-version`).
 pub const CAPABILITY_ACCESSKIT_VERSION: &str = "accesskitVersion";
+
+/// The bridge forwards keys (`key` / `keyHandled`, docs/protocol.md §6.1). A
+/// sender sends `key` only when the welcome lists it; the bridge sends
+/// `keyHandled` only in answer to `key`, so senders that do not know the
+/// capability never see it.
+pub const FEATURE_KEY_EVENTS: &str = "keyEvents";
 
 /// Default largest frame payload accepted by the bridge (bytes).
 pub const DEFAULT_MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
@@ -87,6 +93,41 @@ pub struct Hello {
     /// in [`ACCESSKIT_VERSION`] when it is `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accesskit_version: Option<String>,
+}
+
+/// Press or release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum KeyEventKind {
+    /// The key went down (or auto-repeated).
+    Press,
+    /// The key went up.
+    Release,
+}
+
+/// One key press or release the application received, forwarded so that a
+/// screen reader that learns keys from applications (Orca < 48, through the
+/// AT-SPI registry's `DeviceEventController`) can see and consume it.
+/// Values are X11's, as atk-bridge forwards them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct KeyEvent {
+    /// Press or release.
+    pub kind: KeyEventKind,
+    /// X keysym (e.g. `0xff09` Tab, `0xff8d` KP_Enter, `0x61` a).
+    pub keysym: u32,
+    /// X keycode of the physical key (evdev code + 8).
+    pub keycode: u16,
+    /// X modifier mask (Shift 1, Lock 2, Control 4, Mod1/Alt 8, Mod2/NumLock
+    /// 16, Mod4/Super 64).
+    pub modifiers: u16,
+    /// The text the key produces, when it produces text (`"a"`, `"A"`);
+    /// `None` for keys that do not (Tab, arrows, function keys).
+    pub text: Option<String>,
+    /// Milliseconds, from the input event (any fixed origin; wraps).
+    pub timestamp_ms: u32,
 }
 
 /// A surface's position on screen, as the compositor knows it. Tree bounds are
@@ -173,6 +214,15 @@ pub enum SenderMessage {
         /// Chosen by the sender, echoed in `SyncDone`.
         serial: u64,
     },
+    /// A key the application received (feature [`FEATURE_KEY_EVENTS`]; only
+    /// when the welcome lists it). The bridge offers it to the ATs' key
+    /// listeners and answers `KeyHandled` with the same serial.
+    Key {
+        /// Chosen by the sender, echoed in `KeyHandled`.
+        serial: u64,
+        /// The key.
+        event: KeyEvent,
+    },
 }
 
 /// Bridge → sender.
@@ -238,6 +288,14 @@ pub enum BridgeMessage {
     SyncDone {
         /// The serial of the `Sync` being answered.
         serial: u64,
+    },
+    /// Answer to `SenderMessage::Key`: whether an AT consumed the key (the
+    /// application must then not act on it).
+    KeyHandled {
+        /// The serial of the `Key` being answered.
+        serial: u64,
+        /// True when an AT consumed the key.
+        consumed: bool,
     },
 }
 

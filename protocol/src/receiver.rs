@@ -14,8 +14,8 @@ use crate::codec::{decode_sender_message, encode_bridge_payload, CodecError};
 use crate::frame::{encode_frame, FrameDecoder, FrameError};
 use crate::hello::{parse_hello, HelloError};
 use crate::messages::{
-    AppInfo, BridgeMessage, Encoding, Geometry, SenderMessage, SurfaceId, ACCESSKIT_VERSION,
-    DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION,
+    AppInfo, BridgeMessage, Encoding, Geometry, KeyEvent, SenderMessage, SurfaceId,
+    ACCESSKIT_VERSION, DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION,
 };
 use crate::text::{escape_bounded, REASON_BYTES};
 
@@ -359,6 +359,14 @@ pub enum ReceiverEvent {
     /// Clean close: remove the application. The session ignores anything
     /// after it.
     Goodbye,
+    /// A key the application received: offer it to the ATs' key listeners
+    /// and answer `KeyHandled { serial, consumed }`.
+    Key {
+        /// The serial to echo.
+        serial: u64,
+        /// The key.
+        event: KeyEvent,
+    },
     /// A per-surface error; send `error.to_rejected()` and go on.
     SurfaceError(SurfaceError),
     /// The connection is broken: write `reply` (a framed `Error`), then
@@ -825,6 +833,8 @@ impl ReceiverSession {
                 self.close();
                 Some(ReceiverEvent::Goodbye)
             }
+            // Keys are not frames: never delayed by the frame-rate limit.
+            SenderMessage::Key { serial, event } => Some(ReceiverEvent::Key { serial, event }),
         };
         events.extend(event);
         // A destroyed or overflowed surface may have taken the last waiting

@@ -9,7 +9,7 @@ use crate::codec::{decode_bridge_message, encode_hello, encode_sender_message, C
 use crate::frame::{encode_frame, FrameDecoder, FrameError};
 use crate::messages::{
     BridgeMessage, Encoding, Hello, SenderMessage, SurfaceId, ACCESSKIT_VERSION,
-    DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION,
+    DEFAULT_MAX_FRAME_BYTES, FEATURE_KEY_EVENTS, PROTOCOL_VERSION,
 };
 use crate::receiver::EncodeError;
 
@@ -142,6 +142,12 @@ impl SenderSession {
     /// start unwanted; `UpdatesWanted`/`UpdatesUnwanted` toggle them.
     pub fn is_wanted(&self, surface: SurfaceId) -> bool {
         self.wanted.contains(&surface)
+    }
+
+    /// Whether the bridge's welcome offered key forwarding
+    /// ([`FEATURE_KEY_EVENTS`]). False until the welcome arrives.
+    pub fn accepts_key_events(&self) -> bool {
+        self.has_capability(FEATURE_KEY_EVENTS)
     }
 
     /// Encodes and frames one message. Refuses payloads over the bridge's
@@ -290,6 +296,7 @@ pub fn variant_name(message: &BridgeMessage) -> &'static str {
         BridgeMessage::Rejected { .. } => "rejected",
         BridgeMessage::Error { .. } => "error",
         BridgeMessage::SyncDone { .. } => "syncDone",
+        BridgeMessage::KeyHandled { .. } => "keyHandled",
     }
 }
 

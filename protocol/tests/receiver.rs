@@ -119,6 +119,7 @@ fn event_name(event: &ReceiverEvent) -> &'static str {
         ReceiverEvent::Goodbye => "goodbye",
         ReceiverEvent::SurfaceError(_) => "surface-error",
         ReceiverEvent::Fatal { .. } => "fatal",
+        ReceiverEvent::Key { .. } => "key",
     }
 }
 

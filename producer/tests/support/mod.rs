@@ -206,6 +206,14 @@ fn handle(
             shared.seen.push(Seen::Goodbye);
             vec![]
         }
+        // A key whose text is "consume" is consumed; any other is not.
+        ReceiverEvent::Key { serial, event } => {
+            let consumed = event.text.as_deref() == Some("consume");
+            vec![Reply::Message(BridgeMessage::KeyHandled {
+                serial,
+                consumed,
+            })]
+        }
         ReceiverEvent::SurfaceError(error) => {
             let BridgeMessage::Rejected {
                 surface,
