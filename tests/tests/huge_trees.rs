@@ -113,7 +113,7 @@ fn a_250k_node_application_stays_findable_by_libatspi_over_the_bus_and_peer_to_p
     let (_bridge, socket) = start_bridge_with_env(
         &mut session,
         &[],
-        &[("RUST_LOG", "debug,newton_atspi_bridge::app=trace")],
+        &[("RUST_LOG", "debug,newton_atspi_daemon::app=trace")],
     );
     let _calm = calm_app(&socket);
     let _huge = big_app(&socket, HUGE_APP, GROUPS, ITEMS);
