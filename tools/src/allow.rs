@@ -12,7 +12,12 @@
 //! Rules come from a file the user chose, but are still checked strictly:
 //! unknown keys, unknown properties, options that do not fit the property,
 //! duplicate ids and rules that could allow nothing are typed errors naming
-//! the rule.
+//! the rule. A rule must also say where its difference is intended (a path,
+//! roles, states, interfaces, B's name, or `bOutsideParent`) unless it says
+//! `"everywhere": true`: a broad rule would excuse a wrong value on an object
+//! it was never meant for. Patterns may name the object's own name as
+//! `{name}` (B's, or A's for an object only in A): `labelled-by → “{name}”`
+//! allows a label relation only to an object of the same name.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -90,6 +95,16 @@ struct RawRule {
     a_lacks: Vec<String>,
     #[serde(default)]
     b_lacks: Vec<String>,
+    /// B's extents lie entirely outside its parent's (an object scrolled
+    /// out of a clipping parent).
+    #[serde(default)]
+    b_outside_parent: bool,
+    /// Patterns for B's name.
+    #[serde(default)]
+    b_name: Vec<String>,
+    /// The rule is meant for every object (no condition needed).
+    #[serde(default)]
+    everywhere: bool,
 }
 
 /// A state or interface an object must have (or lack).
@@ -155,6 +170,10 @@ pub struct Rule {
     b_has: Vec<Feature>,
     a_lacks: Vec<Feature>,
     b_lacks: Vec<Feature>,
+    b_outside_parent: bool,
+    b_name: Vec<String>,
+    /// Declared `everywhere` (no condition).
+    pub everywhere: bool,
 }
 
 /// Every rule of one file, in file order.
@@ -226,7 +245,7 @@ impl Rules {
         b_value: &str,
     ) -> Option<&str> {
         self.first(at, property, |allowance| match allowance {
-            Allowance::Values { a, b } => glob(a, a_value) && glob(b, b_value),
+            Allowance::Values { a, b } => glob(&at.fill(a), a_value) && glob(&at.fill(b), b_value),
             _ => false,
         })
     }
@@ -251,7 +270,7 @@ impl Rules {
                 removed: only_a,
             } => {
                 let patterns = if added { only_b } else { only_a };
-                patterns.iter().any(|p| glob(p, item))
+                patterns.iter().any(|p| glob(&at.fill(p), item))
             }
             _ => false,
         })
@@ -297,6 +316,31 @@ pub struct Site<'a> {
     pub path: &'a str,
     pub a: Option<&'a DumpNode>,
     pub b: Option<&'a DumpNode>,
+    /// B's parent (in B's own tree, spliced objects included), if known.
+    pub b_parent: Option<&'a DumpNode>,
+}
+
+impl Site<'_> {
+    /// `pattern` with `{name}` replaced by the object's name (B's, else A's).
+    fn fill(&self, pattern: &str) -> String {
+        if !pattern.contains("{name}") {
+            return pattern.to_owned();
+        }
+        let name = self.b.or(self.a).map_or("", |n| n.name.as_str());
+        pattern.replace("{name}", name)
+    }
+
+    /// B's extents lie entirely outside its parent's (neither overlaps the
+    /// other); false when either has no extents.
+    fn b_outside_parent(&self) -> bool {
+        let (Some((x, y, w, h)), Some((px, py, pw, ph))) = (
+            self.b.and_then(|b| b.extents),
+            self.b_parent.and_then(|p| p.extents),
+        ) else {
+            return false;
+        };
+        x >= px + pw || px >= x + w || y >= py + ph || py >= y + h
+    }
 }
 
 impl Rule {
@@ -315,7 +359,12 @@ impl Rule {
         let lacks = |features: &[Feature], node: Option<&DumpNode>| {
             features.is_empty() || node.is_some_and(|n| features.iter().all(|f| !f.holds(n)))
         };
-        role_ok(&self.a_role, at.a)
+        (!self.b_outside_parent || at.b_outside_parent())
+            && (self.b_name.is_empty()
+                || at
+                    .b
+                    .is_some_and(|b| self.b_name.iter().any(|p| glob(p, &b.name))))
+            && role_ok(&self.a_role, at.a)
             && role_ok(&self.b_role, at.b)
             && has(&self.a_has, at.a)
             && has(&self.b_has, at.b)
@@ -413,6 +462,30 @@ fn check(raw: RawRule) -> Result<Rule, AllowError> {
             "children rules apply everywhere; flatten names the role".into(),
         ));
     }
+    let conditioned = raw.path.is_some()
+        || !raw.a_role.is_empty()
+        || !raw.b_role.is_empty()
+        || !raw.a_has.is_empty()
+        || !raw.b_has.is_empty()
+        || !raw.a_lacks.is_empty()
+        || !raw.b_lacks.is_empty()
+        || raw.b_outside_parent
+        || !raw.b_name.is_empty()
+        // Exact values on both sides say where by themselves.
+        || matches!(&allowance, Allowance::Values { a, b } if !a.contains('*') && !b.contains('*'));
+    if !structure && !conditioned && !raw.everywhere {
+        return Err(fail(
+            "says nowhere where the difference is intended: give a path, roles, states or \
+             interfaces (aRole/bRole/aHas/bHas/aLacks/bLacks, bName, bOutsideParent), or \
+             \"everywhere\": true for a difference every object has"
+                .into(),
+        ));
+    }
+    if raw.everywhere && (conditioned || structure) {
+        return Err(fail(
+            "everywhere is for rules without conditions (children rules need none)".into(),
+        ));
+    }
     let features = |list: &[String]| -> Result<Vec<Feature>, AllowError> {
         list.iter().map(|f| Feature::parse(&id, f)).collect()
     };
@@ -427,6 +500,9 @@ fn check(raw: RawRule) -> Result<Rule, AllowError> {
         b_has: features(&raw.b_has)?,
         a_lacks: features(&raw.a_lacks)?,
         b_lacks: features(&raw.b_lacks)?,
+        b_outside_parent: raw.b_outside_parent,
+        b_name: raw.b_name,
+        everywhere: raw.everywhere,
         id,
     })
 }
@@ -554,8 +630,21 @@ mod tests {
             r#"{"id":"x","reason":"r","property":"name","a":"","colour":1}"#
         ))
         .contains("unknown field"));
-        let twice = r#"{"rules":[{"id":"x","reason":"r","property":"name","a":""},
-                                 {"id":"x","reason":"r","property":"role","a":""}]}"#;
+        let twice = r#"{"rules":[{"id":"x","reason":"r","property":"name","a":"","path":"/"},
+                                 {"id":"x","reason":"r","property":"role","a":"","path":"/"}]}"#;
         assert!(refused(twice).contains("used twice"));
+        // A rule must say where its difference is intended.
+        assert!(refused(&one(
+            r#"{"id":"x","reason":"r","property":"states","added":["showing"]}"#
+        ))
+        .contains("says nowhere where the difference is intended"));
+        assert!(refused(&one(
+            r#"{"id":"x","reason":"r","property":"states","added":["a"],"path":"/","everywhere":true}"#
+        ))
+        .contains("everywhere is for rules without conditions"));
+        assert!(Rules::parse(&one(
+            r#"{"id":"x","reason":"r","property":"states","added":["a"],"everywhere":true}"#
+        ))
+        .is_ok());
     }
 }

@@ -149,8 +149,8 @@ pub fn compare_at(
         rules_given: !rules.rules.is_empty(),
     };
     let flatten = rules.flatten_roles();
-    let a_view = view(a, root.to_owned(), &flatten);
-    let b_view = view(b, root.to_owned(), &flatten);
+    let a_view = view(a, None, root.to_owned(), &flatten);
+    let b_view = view(b, None, root.to_owned(), &flatten);
     let mut cx = Context {
         ignore,
         rules,
@@ -167,10 +167,15 @@ pub fn compare_at(
 /// path in its own tree.
 struct View<'a> {
     node: &'a DumpNode,
+    /// The object's parent in its own tree (spliced objects included).
+    parent: Option<&'a DumpNode>,
     path: String,
     children: Vec<View<'a>>,
     /// The rule that spliced out at least one of this object's children.
     spliced_by: Option<&'a str>,
+    /// The objects spliced out below this one (at any depth), each with its
+    /// path and the children that took its place.
+    spliced: Vec<(String, &'a DumpNode)>,
 }
 
 fn child_path(parent: &str, index: usize) -> String {
@@ -180,17 +185,25 @@ fn child_path(parent: &str, index: usize) -> String {
     }
 }
 
-fn view<'a>(node: &'a DumpNode, path: String, flatten: &[(&'a str, &'a str)]) -> View<'a> {
+fn view<'a>(
+    node: &'a DumpNode,
+    parent: Option<&'a DumpNode>,
+    path: String,
+    flatten: &[(&'a str, &'a str)],
+) -> View<'a> {
     let mut children = Vec::with_capacity(node.children.len());
     let mut spliced_by = None;
+    let mut spliced = Vec::new();
     for (index, child) in node.children.iter().enumerate() {
-        let child_view = view(child, child_path(&path, index), flatten);
+        let mut child_view = view(child, Some(node), child_path(&path, index), flatten);
         match flatten
             .iter()
             .find(|(_, role)| allow::glob(role, &child.role))
         {
             Some((rule, _)) => {
                 spliced_by.get_or_insert(*rule);
+                spliced.push((child_view.path.clone(), child));
+                spliced.append(&mut child_view.spliced);
                 children.extend(child_view.children);
             }
             None => children.push(child_view),
@@ -198,9 +211,11 @@ fn view<'a>(node: &'a DumpNode, path: String, flatten: &[(&'a str, &'a str)]) ->
     }
     View {
         node,
+        parent,
         path,
         children,
         spliced_by,
+        spliced,
     }
 }
 
@@ -227,6 +242,7 @@ impl Context<'_> {
             path: &a.path,
             a: Some(a.node),
             b: Some(b.node),
+            b_parent: b.parent,
         };
         let entry = |property: &str, a_value: String, b_value: String| Difference {
             path: a.path.clone(),
@@ -278,6 +294,13 @@ impl Context<'_> {
                         self.push(d);
                     }
                 }
+            }
+        }
+        // A spliced-out object is still an object an AT reads (bug B1 hid
+        // in one): each must be as sound as the children that took its place.
+        for (is_b, side) in [(false, a), (true, b)] {
+            for (path, spliced) in &side.spliced {
+                self.check_spliced(is_b, path, spliced);
             }
         }
         if self.ignore.skips("children") {
@@ -333,7 +356,7 @@ impl Context<'_> {
                     ),
                 };
                 only_one_side += 1;
-                match self.presence_rule(&a.path, a_child, b_child) {
+                match self.presence_rule(&a.path, a_child, b_child, Some(b.node)) {
                     Some(id) => {
                         rule.get_or_insert(id);
                     }
@@ -354,11 +377,11 @@ impl Context<'_> {
                     (Some(i), Some(j)) => self.compare_node(&a.children[i], &b.children[j]),
                     (Some(i), None) => {
                         let only_a = &a.children[i];
-                        self.one_sided(only_a.path.clone(), Some(only_a.node), None);
+                        self.one_sided(only_a.path.clone(), Some(only_a.node), None, None);
                     }
                     (None, Some(j)) => {
                         let only_b = &b.children[j];
-                        self.one_sided(only_b.path.clone(), None, Some(only_b.node));
+                        self.one_sided(only_b.path.clone(), None, Some(only_b.node), only_b.parent);
                     }
                     (None, None) => {}
                 }
@@ -370,10 +393,10 @@ impl Context<'_> {
         }
         let common = a.children.len().min(b.children.len());
         for only_a in a.children.iter().skip(common) {
-            self.one_sided(only_a.path.clone(), Some(only_a.node), None);
+            self.one_sided(only_a.path.clone(), Some(only_a.node), None, None);
         }
         for only_b in b.children.iter().skip(common) {
-            self.one_sided(only_b.path.clone(), None, Some(only_b.node));
+            self.one_sided(only_b.path.clone(), None, Some(only_b.node), only_b.parent);
         }
     }
 
@@ -382,9 +405,15 @@ impl Context<'_> {
         path: &str,
         a: Option<&DumpNode>,
         b: Option<&DumpNode>,
+        b_parent: Option<&DumpNode>,
     ) -> Option<String> {
         let shown = |node: Option<&DumpNode>| node.map_or_else(|| "absent".to_owned(), label);
-        let site = Site { path, a, b };
+        let site = Site {
+            path,
+            a,
+            b,
+            b_parent,
+        };
         self.rules
             .allows_values(&site, "presence", &shown(a), &shown(b))
             .map(str::to_owned)
@@ -438,8 +467,16 @@ impl Context<'_> {
     }
 
     /// An object present on one side only: its own test case, one
-    /// `presence` difference (allowed only by a `presence` rule).
-    fn one_sided(&mut self, path: String, a: Option<&DumpNode>, b: Option<&DumpNode>) {
+    /// `presence` difference (allowed only by a `presence` rule), and the
+    /// same for each of its descendants: a rule allowing the object does not
+    /// allow whatever lies inside it.
+    fn one_sided(
+        &mut self,
+        path: String,
+        a: Option<&DumpNode>,
+        b: Option<&DumpNode>,
+        b_parent: Option<&DumpNode>,
+    ) {
         let shown = |node: Option<&DumpNode>| node.map_or_else(|| "absent".to_owned(), label);
         let (a_value, b_value) = (shown(a), shown(b));
         let object = if a.is_some() {
@@ -447,7 +484,7 @@ impl Context<'_> {
         } else {
             b_value.clone()
         };
-        let rule = self.presence_rule(&path, a, b);
+        let rule = self.presence_rule(&path, a, b, b_parent);
         self.report.objects.push((path.clone(), object.clone()));
         // Calls that failed on the one side that has it (an object listed
         // by its parent but not served, say).
@@ -456,7 +493,7 @@ impl Context<'_> {
             .map(|n| n.errors.iter().map(String::as_str).collect())
             .unwrap_or_default();
         self.push(Difference {
-            path,
+            path: path.clone(),
             b_path: None,
             object,
             property: "presence".into(),
@@ -465,6 +502,100 @@ impl Context<'_> {
             detail: errors.join("; "),
             rule,
         });
+        if let Some(node) = a.or(b) {
+            for (index, child) in node.children.iter().enumerate() {
+                let child_path = child_path(&path, index);
+                match (a, b) {
+                    (Some(_), _) => self.one_sided(child_path, Some(child), None, None),
+                    _ => self.one_sided(child_path, None, Some(child), Some(node)),
+                }
+            }
+        }
+    }
+
+    /// Checks an object a `flatten` rule spliced out of `side`'s tree, which
+    /// nothing on the other side is compared with: it must offer what every
+    /// object offers (Accessible and Component, bug B1), enclose the boxes
+    /// of its children, and be `showing` when one of them is. Each failure
+    /// is a difference no rule allows.
+    fn check_spliced(&mut self, is_b: bool, path: &str, node: &DumpNode) {
+        let object = label(node);
+        let fail = |this: &mut Self, property: &str, value: String, detail: String| {
+            let (a_value, b_value) = if is_b {
+                ("(spliced out)".to_owned(), value)
+            } else {
+                (value, "(spliced out)".to_owned())
+            };
+            this.push(Difference {
+                path: path.to_owned(),
+                b_path: None,
+                object: object.clone(),
+                property: property.to_owned(),
+                a: a_value,
+                b: b_value,
+                detail,
+                rule: None,
+            });
+        };
+        for needed in ["Accessible", "Component"] {
+            if !self.ignore.skips("interfaces")
+                && !node
+                    .interfaces
+                    .iter()
+                    .any(|i| allow::short_interface(i) == needed)
+            {
+                fail(
+                    self,
+                    "interfaces",
+                    node.interfaces.join(", "),
+                    format!("a spliced-out {} lacks {needed}", node.role),
+                );
+            }
+        }
+        if !self.ignore.skips("extents") {
+            if let Some((x, y, w, h)) = node.extents {
+                // Children on screen only: a clipping container does not
+                // enclose what is scrolled out of it.
+                let outside: Vec<String> = node
+                    .children
+                    .iter()
+                    .filter(|c| c.states.iter().any(|s| s == "showing"))
+                    .filter_map(|c| c.extents.map(|e| (c, e)))
+                    .filter(|(_, (cx, cy, cw, ch))| {
+                        // 1 px: the children's and the container's boxes are
+                        // rounded separately (extents-rounding).
+                        *cw > 0
+                            && *ch > 0
+                            && (*cx < x - 1
+                                || *cy < y - 1
+                                || cx + cw > x + w + 1
+                                || cy + ch > y + h + 1)
+                    })
+                    .map(|(c, e)| format!("{} at {}", label(c), extents_shown(e)))
+                    .collect();
+                if !outside.is_empty() {
+                    fail(
+                        self,
+                        "extents",
+                        extents_shown((x, y, w, h)),
+                        format!("does not enclose its children: {}", outside.join("; ")),
+                    );
+                }
+            }
+        }
+        let showing = |n: &DumpNode| n.states.iter().any(|s| s == "showing");
+        if !self.ignore.skips("states")
+            && !self.ignore.states.contains("showing")
+            && !showing(node)
+            && node.children.iter().any(showing)
+        {
+            fail(
+                self,
+                "states",
+                node.states.join(", "),
+                "not showing, but a child is".into(),
+            );
+        }
     }
 
     fn push(&mut self, difference: Difference) {
@@ -1146,7 +1277,7 @@ mod tests {
             "org.a11y.atspi.Action".into(),
             "org.a11y.atspi.Collection".into(),
         ];
-        bridged_button.relations = vec!["labelled-by \u{2192} \u{201c}x\u{201d}".into()];
+        bridged_button.relations = vec!["labelled-by \u{2192} \u{201c}OK\u{201d}".into()];
         bridged_button.extents = Some((8, 8, 34, 20));
         let mut bridged_spin = node("spin button", "Speed", vec![]);
         bridged_spin.interfaces.push("org.a11y.atspi.Text".into());
@@ -1155,16 +1286,15 @@ mod tests {
         bridged_spin.value = Some(5.0);
         bridged_spin.minimum = Some(0.0);
         bridged_spin.maximum = Some(100.0);
-        // The bridge keeps a GenericContainer as a panel and names the
-        // window after the surface title.
+        // The bridge keeps a GenericContainer as a panel (a Component
+        // enclosing its children) and names the window after the surface title.
+        let mut panel = node("panel", "", vec![bridged_button, bridged_spin]);
+        panel.interfaces.push("org.a11y.atspi.Component".into());
+        panel.extents = Some((0, 0, 400, 300));
         let bridged = node(
             "application",
             "app",
-            vec![node(
-                "frame",
-                "Form",
-                vec![node("panel", "", vec![bridged_button, bridged_spin])],
-            )],
+            vec![node("frame", "Form", vec![panel])],
         );
         (legacy, bridged)
     }
@@ -1205,7 +1335,7 @@ mod tests {
                 "selectable-text-legacy",
                 "structural-panels",
                 "text-caret",
-                "text-content",
+                "text-content-spin",
                 "text-interface",
                 "unbounded-maximum",
                 "unbounded-minimum",
@@ -1242,7 +1372,10 @@ mod tests {
     fn compat_rules_still_fail_on_every_other_difference() {
         type Change = fn(&mut DumpNode);
         let cases: [(&str, Change); 7] = [
-            ("name", |b| b.name = "Cancel".into()),
+            ("name", |b| {
+                b.name = "Cancel".into();
+                b.relations = vec!["labelled-by \u{2192} \u{201c}Cancel\u{201d}".into()];
+            }),
             ("actions", |b| b.actions = vec!["focus".into()]),
             ("actions", |b| {
                 b.actions = vec!["focus".into(), "click".into(), "press".into()]
@@ -1296,6 +1429,8 @@ mod tests {
     fn allowed_differences_are_reported_apart_in_every_format() {
         let (legacy, mut bridged) = legacy_and_bridged();
         bridged.children[0].children[0].children[0].name = "Cancel".into();
+        bridged.children[0].children[0].children[0].relations =
+            vec!["labelled-by \u{2192} \u{201c}Cancel\u{201d}".into()];
         let report = with_rules(&legacy, &bridged);
         let text = to_text(&report);
         assert!(
@@ -1326,6 +1461,212 @@ mod tests {
             xml.contains("allowed (extra-actions): actions: only in B: focus&#10;"),
             "{xml}"
         );
+    }
+
+    /// Only `collection` and `extents-rounding` apply to every object; every
+    /// other rule names where its difference is intended.
+    #[test]
+    fn no_compat_rule_applies_unconditionally_but_the_declared_ones() {
+        let rules = compat_rules();
+        let everywhere: Vec<&str> = rules
+            .rules
+            .iter()
+            .filter(|r| r.everywhere)
+            .map(|r| r.id.as_str())
+            .collect();
+        assert_eq!(everywhere, ["collection", "extents-rounding"]);
+    }
+
+    /// The bridged button of [`legacy_and_bridged`] (below the spliced panel).
+    fn bridged_button(bridged: &mut DumpNode) -> &mut DumpNode {
+        &mut bridged.children[0].children[0].children[0]
+    }
+
+    /// Each planted fault: (what, the change to the bridged tree, the
+    /// property that must fail). Every one lies where a broad-looking rule
+    /// (named in the comment) would have excused it before.
+    #[test]
+    fn compat_rules_catch_planted_faults() {
+        type Plant = fn(&mut DumpNode, &mut DumpNode);
+        let cases: [(&str, Plant, &str); 15] = [
+            // label-relations: the target must be the label naming the object.
+            (
+                "labelled-by to the wrong object",
+                |_, b| {
+                    bridged_button(b).relations =
+                        vec!["labelled-by \u{2192} \u{201c}Speed\u{201d}".into()]
+                },
+                "relations",
+            ),
+            // offscreen-neighbour-showing: only outside the parent's box.
+            (
+                "showing removed from an on-screen button",
+                |a, _| a.children[0].children[0].states.push("showing".into()),
+                "states",
+            ),
+            // offscreen-objects: only outside the parent's box.
+            (
+                "an on-screen object only in B",
+                |_, b| {
+                    b.children[0].children[0]
+                        .children
+                        .push(node("push button", "Extra", vec![]))
+                },
+                "presence",
+            ),
+            // offscreen-objects: a rule for an object is not one for its contents.
+            (
+                "a bridge-only subtree with a wrong name inside it",
+                |_, b| {
+                    let mut item =
+                        node("list item", "Item 99", vec![node("label", "Wrong", vec![])]);
+                    item.extents = Some((0, 5000, 100, 20));
+                    item.children[0].extents = Some((0, 5000, 100, 20));
+                    b.children[0].children[0].children.push(item);
+                },
+                "presence",
+            ),
+            // action-interface: only on focusable objects.
+            (
+                "an Action interface on a label that is not focusable",
+                |a, b| {
+                    let mut legacy_label = node("label", "Hi", vec![]);
+                    legacy_label.states.clear();
+                    let mut label = legacy_label.clone();
+                    label.interfaces.push("org.a11y.atspi.Action".into());
+                    a.children[0].children.push(legacy_label);
+                    b.children[0].children[0].children.push(label);
+                },
+                "interfaces",
+            ),
+            // extra-actions: increment and decrement only with a value.
+            (
+                "increment on a push button",
+                |_, b| bridged_button(b).actions.push("increment".into()),
+                "actions",
+            ),
+            // expanded-states: only on combo boxes and toggle buttons.
+            (
+                "expanded on a push button",
+                |_, b| {
+                    bridged_button(b)
+                        .states
+                        .extend(["expandable".into(), "expanded".into()])
+                },
+                "states",
+            ),
+            // text-interface: only on labels and spin buttons.
+            (
+                "a Text interface on a push button",
+                |_, b| {
+                    bridged_button(b)
+                        .interfaces
+                        .push("org.a11y.atspi.Text".into())
+                },
+                "interfaces",
+            ),
+            // text-content: a label's text is its name.
+            (
+                "a label whose text is not its name",
+                |a, b| {
+                    let legacy_label = node("label", "Volume", vec![]);
+                    let mut label = legacy_label.clone();
+                    label.interfaces.push("org.a11y.atspi.Text".into());
+                    label.text = Some("Volume!".into());
+                    a.children[0].children.push(legacy_label);
+                    b.children[0].children[0].children.push(label);
+                },
+                "text",
+            ),
+            // unbounded-minimum: the bridge's choice is 0.
+            (
+                "an invented minimum",
+                |_, b| b.children[0].children[0].children[1].minimum = Some(5.0),
+                "minimum",
+            ),
+            // app-states: only the application's own states.
+            (
+                "focused on the application",
+                |_, b| b.states.push("focused".into()),
+                "states",
+            ),
+            // color-chooser-role: only colour buttons.
+            (
+                "a push button exposed as a color chooser",
+                |_, b| bridged_button(b).role = "color chooser".into(),
+                "role",
+            ),
+            // structural-panels: the spliced panel itself (bug B1).
+            (
+                "a panel without Component",
+                |_, b| {
+                    b.children[0].children[0].interfaces.pop();
+                },
+                "interfaces",
+            ),
+            (
+                "a panel not enclosing its children",
+                |_, b| {
+                    let panel = &mut b.children[0].children[0];
+                    panel.extents = Some((0, 0, 20, 20));
+                    panel.states.push("showing".into());
+                    panel.children[0].states.push("showing".into());
+                },
+                "extents",
+            ),
+            (
+                "a panel not showing around a showing child",
+                |a, b| {
+                    a.children[0].children[0].states.push("showing".into());
+                    bridged_button(b).states.push("showing".into());
+                },
+                "states",
+            ),
+        ];
+        for (what, plant, property) in cases {
+            let (mut legacy, mut bridged) = legacy_and_bridged();
+            plant(&mut legacy, &mut bridged);
+            let report = with_rules(&legacy, &bridged);
+            assert!(!report.passed, "{what}: not caught\n{}", to_text(&report));
+            assert!(
+                report.differences.iter().any(|d| d.property == property),
+                "{what}: no {property} failure\n{}",
+                to_text(&report)
+            );
+        }
+    }
+
+    /// The same rules do excuse the intended differences at the intended
+    /// places: an off-screen neighbour and an off-screen object only in B.
+    #[test]
+    fn offscreen_rules_excuse_objects_outside_their_parent() {
+        let (mut legacy, mut bridged) = legacy_and_bridged();
+        let mut neighbour = node("list item", "Item 41", vec![]);
+        neighbour.extents = Some((0, 900, 100, 20));
+        let mut legacy_neighbour = neighbour.clone();
+        legacy_neighbour.states.push("showing".into());
+        let mut hidden = node("list item", "Item 42", vec![]);
+        hidden.extents = Some((0, 920, 100, 20));
+        let mut list = node("list", "Items", vec![node("list item", "Item 0", vec![])]);
+        list.extents = Some((0, 0, 100, 100));
+        let mut legacy_list = list.clone();
+        legacy_list.children.push(legacy_neighbour);
+        list.children.push(neighbour);
+        list.children.push(hidden);
+        legacy.children[0].children.push(legacy_list);
+        bridged.children[0].children[0].children.push(list);
+        let report = with_rules(&legacy, &bridged);
+        assert!(report.passed, "{}", to_text(&report));
+        for rule in ["offscreen-neighbour-showing", "offscreen-objects"] {
+            assert!(
+                report
+                    .allowed
+                    .iter()
+                    .any(|d| d.rule.as_deref() == Some(rule)),
+                "{rule} unused: {}",
+                to_text(&report)
+            );
+        }
     }
 
     #[test]
