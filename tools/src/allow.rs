@@ -16,8 +16,9 @@
 //! roles, states, interfaces, B's name, or `bOutsideParent`) unless it says
 //! `"everywhere": true`: a broad rule would excuse a wrong value on an object
 //! it was never meant for. Patterns may name the object's own name as
-//! `{name}` (B's, or A's for an object only in A): `labelled-by → “{name}”`
-//! allows a label relation only to an object of the same name.
+//! `{name}` (B's, or A's for an object only in A; `{name:?}` quoted as `diff`
+//! shows texts): `labelled-by → “{name}”` allows a label relation only to an
+//! object of the same name.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -321,25 +322,40 @@ pub struct Site<'a> {
 }
 
 impl Site<'_> {
-    /// `pattern` with `{name}` replaced by the object's name (B's, else A's).
+    /// `pattern` with `{name}` replaced by the object's name (B's, else A's),
+    /// `{name:?}` by the name quoted as `diff` shows texts, and `{value}` by
+    /// B's current value as `diff` shows numbers.
     fn fill(&self, pattern: &str) -> String {
-        if !pattern.contains("{name}") {
+        if !pattern.contains('{') {
             return pattern.to_owned();
         }
         let name = self.b.or(self.a).map_or("", |n| n.name.as_str());
-        pattern.replace("{name}", name)
+        let value = self
+            .b
+            .and_then(|b| b.value)
+            .map_or_else(|| "(none)".to_owned(), crate::diff::number);
+        pattern
+            .replace("{name:?}", &format!("{name:?}"))
+            .replace("{name}", name)
+            .replace("{value}", &value)
     }
 
     /// B's extents lie entirely outside its parent's (neither overlaps the
-    /// other); false when either has no extents.
+    /// other); false when one of the two has no extents. When the walk read
+    /// no extents at all (`--walk cache`: neither has any) the geometry cannot
+    /// be checked and the condition holds; the other conditions of the rule
+    /// still apply, and a full walk checks the geometry.
     fn b_outside_parent(&self) -> bool {
-        let (Some((x, y, w, h)), Some((px, py, pw, ph))) = (
+        match (
             self.b.and_then(|b| b.extents),
             self.b_parent.and_then(|p| p.extents),
-        ) else {
-            return false;
-        };
-        x >= px + pw || px >= x + w || y >= py + ph || py >= y + h
+        ) {
+            (Some((x, y, w, h)), Some((px, py, pw, ph))) => {
+                x >= px + pw || px >= x + w || y >= py + ph || py >= y + h
+            }
+            (None, None) => true,
+            _ => false,
+        }
     }
 }
 
