@@ -90,7 +90,10 @@ struct Allowed {
 
 impl Allowed {
     fn shown(&self) -> String {
-        format!("{} {:?} {:?}: {:?}", self.row, self.side, self.step, self.text)
+        format!(
+            "{} {:?} {:?}: {:?}",
+            self.row, self.side, self.step, self.text
+        )
     }
 }
 
@@ -238,11 +241,7 @@ use OrcaCommand::{NextLine, SayLine, WhereAmI};
 use Row::{C, O};
 
 impl Scenario {
-    fn from_rows(
-        name: &'static str,
-        recording: PathBuf,
-        rows: &[Row],
-    ) -> Scenario {
+    fn from_rows(name: &'static str, recording: PathBuf, rows: &[Row]) -> Scenario {
         let mut steps = Vec::new();
         let mut last = 0;
         for row in rows {
@@ -1309,12 +1308,16 @@ fn golden_mismatch(scenario: &Scenario, heard: &Heard) -> Option<String> {
             ))
         }
     };
-    reference_departure(&expected, &actual).map(|d| format!("{:?} side departs from {name}: {d}", heard.side))
+    reference_departure(&expected, &actual)
+        .map(|d| format!("{:?} side departs from {name}: {d}", heard.side))
 }
 
 /// The first place where `actual` departs from `expected` ((step, utterance) lists; `#` in an
 /// expected utterance stands for one number).
-fn reference_departure(expected: &[(String, String)], actual: &[(String, String)]) -> Option<String> {
+fn reference_departure(
+    expected: &[(String, String)],
+    actual: &[(String, String)],
+) -> Option<String> {
     for (index, (want, got)) in expected.iter().zip(actual).enumerate() {
         if want.0 != got.0 || !text_matches(&want.1, &got.1) {
             return Some(format!(
@@ -1438,7 +1441,10 @@ fn check_parity(make: fn() -> Scenario) {
             break;
         }
     }
-    let mut counts = format!("{}: differences excused per allow-list entry:", scenario.name);
+    let mut counts = format!(
+        "{}: differences excused per allow-list entry:",
+        scenario.name
+    );
     let mut unused = Vec::new();
     for (entry, count) in scenario.allowed.iter().zip(&excused) {
         counts.push_str(&format!("\n  {}: {count}", entry.shown()));
@@ -1550,7 +1556,6 @@ mod unit {
         assert_eq!(differences(&legacy, &bridged).len(), 2);
     }
 
-
     #[test]
     fn the_allow_list_covers_every_fixture_and_cites_compat_md() {
         let file = allow_file();
@@ -1562,7 +1567,10 @@ mod unit {
                 "docs/compat.md has no row {row}"
             );
         }
-        assert!(compat.contains(ALLOW_LIST), "docs/compat.md does not cite {ALLOW_LIST}");
+        assert!(
+            compat.contains(ALLOW_LIST),
+            "docs/compat.md does not cite {ALLOW_LIST}"
+        );
         let scenarios = [
             "egui-form-focus",
             "egui-widgets",
@@ -1589,7 +1597,10 @@ mod unit {
         };
         let expected = l(&[("s1", "List with # items."), ("s2", "checked")]);
         assert_eq!(
-            reference_departure(&expected, &l(&[("s1", "List with 41 items."), ("s2", "checked")])),
+            reference_departure(
+                &expected,
+                &l(&[("s1", "List with 41 items."), ("s2", "checked")])
+            ),
             None
         );
         // A lost "checked", an utterance in another step, an extra one.
@@ -1601,7 +1612,11 @@ mod unit {
         .is_some());
         assert!(reference_departure(
             &expected,
-            &l(&[("s1", "List with 4 items."), ("s2", "checked"), ("s2", "checked")])
+            &l(&[
+                ("s1", "List with 4 items."),
+                ("s2", "checked"),
+                ("s2", "checked")
+            ])
         )
         .is_some());
     }

@@ -13,7 +13,7 @@
 //! unknown keys, unknown properties, options that do not fit the property,
 //! duplicate ids and rules that could allow nothing are typed errors naming
 //! the rule. A rule must also say where its difference is intended (a path,
-//! roles, states, interfaces, B's name, or `bOutsideParent`) unless it says
+//! roles, states, interfaces, B's name, or `bOffScreen`) unless it says
 //! `"everywhere": true`: a broad rule would excuse a wrong value on an object
 //! it was never meant for. Patterns may name the object's own name as
 //! `{name}` (B's, or A's for an object only in A; `{name:?}` quoted as `diff`
@@ -96,10 +96,9 @@ struct RawRule {
     a_lacks: Vec<String>,
     #[serde(default)]
     b_lacks: Vec<String>,
-    /// B's extents lie entirely outside its parent's (an object scrolled
-    /// out of a clipping parent).
+    /// B's extents lie entirely outside its top-level window's (off screen).
     #[serde(default)]
-    b_outside_parent: bool,
+    b_off_screen: bool,
     /// Patterns for B's name.
     #[serde(default)]
     b_name: Vec<String>,
@@ -171,7 +170,7 @@ pub struct Rule {
     b_has: Vec<Feature>,
     a_lacks: Vec<Feature>,
     b_lacks: Vec<Feature>,
-    b_outside_parent: bool,
+    b_off_screen: bool,
     b_name: Vec<String>,
     /// Declared `everywhere` (no condition).
     pub everywhere: bool,
@@ -317,8 +316,8 @@ pub struct Site<'a> {
     pub path: &'a str,
     pub a: Option<&'a DumpNode>,
     pub b: Option<&'a DumpNode>,
-    /// B's parent (in B's own tree, spliced objects included), if known.
-    pub b_parent: Option<&'a DumpNode>,
+    /// The top-level window B's object is in, if known.
+    pub b_window: Option<&'a DumpNode>,
 }
 
 impl Site<'_> {
@@ -340,15 +339,16 @@ impl Site<'_> {
             .replace("{value}", &value)
     }
 
-    /// B's extents lie entirely outside its parent's (neither overlaps the
-    /// other); false when one of the two has no extents. When the walk read
-    /// no extents at all (`--walk cache`: neither has any) the geometry cannot
-    /// be checked and the condition holds; the other conditions of the rule
-    /// still apply, and a full walk checks the geometry.
-    fn b_outside_parent(&self) -> bool {
+    /// B's extents do not overlap its top-level window's (the object is off
+    /// screen, which is what AT-SPI's `showing` says); false when one of the
+    /// two has no extents. When the walk read no extents at all (`--walk
+    /// cache`: neither has any) the geometry cannot be checked and the
+    /// condition holds; the other conditions of the rule still apply, and a
+    /// full walk checks the geometry.
+    fn b_off_screen(&self) -> bool {
         match (
             self.b.and_then(|b| b.extents),
-            self.b_parent.and_then(|p| p.extents),
+            self.b_window.and_then(|w| w.extents),
         ) {
             (Some((x, y, w, h)), Some((px, py, pw, ph))) => {
                 x >= px + pw || px >= x + w || y >= py + ph || py >= y + h
@@ -375,7 +375,7 @@ impl Rule {
         let lacks = |features: &[Feature], node: Option<&DumpNode>| {
             features.is_empty() || node.is_some_and(|n| features.iter().all(|f| !f.holds(n)))
         };
-        (!self.b_outside_parent || at.b_outside_parent())
+        (!self.b_off_screen || at.b_off_screen())
             && (self.b_name.is_empty()
                 || at
                     .b
@@ -485,14 +485,14 @@ fn check(raw: RawRule) -> Result<Rule, AllowError> {
         || !raw.b_has.is_empty()
         || !raw.a_lacks.is_empty()
         || !raw.b_lacks.is_empty()
-        || raw.b_outside_parent
+        || raw.b_off_screen
         || !raw.b_name.is_empty()
         // Exact values on both sides say where by themselves.
         || matches!(&allowance, Allowance::Values { a, b } if !a.contains('*') && !b.contains('*'));
     if !structure && !conditioned && !raw.everywhere {
         return Err(fail(
             "says nowhere where the difference is intended: give a path, roles, states or \
-             interfaces (aRole/bRole/aHas/bHas/aLacks/bLacks, bName, bOutsideParent), or \
+             interfaces (aRole/bRole/aHas/bHas/aLacks/bLacks, bName, bOffScreen), or \
              \"everywhere\": true for a difference every object has"
                 .into(),
         ));
@@ -516,7 +516,7 @@ fn check(raw: RawRule) -> Result<Rule, AllowError> {
         b_has: features(&raw.b_has)?,
         a_lacks: features(&raw.a_lacks)?,
         b_lacks: features(&raw.b_lacks)?,
-        b_outside_parent: raw.b_outside_parent,
+        b_off_screen: raw.b_off_screen,
         b_name: raw.b_name,
         everywhere: raw.everywhere,
         id,
