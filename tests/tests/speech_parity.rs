@@ -1236,9 +1236,25 @@ fn problems(scenario: &Scenario, run: &Run, excused: &mut [usize]) -> Vec<String
     }
     for heard in [&run.legacy, &run.bridged] {
         out.extend(vacuous(scenario, heard));
-        out.extend(golden_mismatch(scenario, heard));
+    }
+    // Reference lists are rewritten only from a run that passed everything else.
+    if !update_goldens() || out.is_empty() {
+        for heard in [&run.legacy, &run.bridged] {
+            out.extend(golden_mismatch(scenario, heard));
+        }
     }
     out
+}
+
+/// The allow-list entries that have excused nothing so far.
+fn unused_entries(scenario: &Scenario, excused: &[usize]) -> Vec<String> {
+    scenario
+        .allowed
+        .iter()
+        .zip(excused)
+        .filter(|(_, count)| **count == 0)
+        .map(|(entry, _)| entry.shown())
+        .collect()
 }
 
 /// The reviewed reference list of one side (tests/golden/parity/orca-FIXTURE-SIDE.json).
@@ -1393,7 +1409,16 @@ fn check_parity(make: fn() -> Scenario) {
     let mut excused = vec![0; scenario.allowed.len()];
     let run = run_fixture(&scenario, Side::Legacy);
     report_run(&scenario, 1, &run);
-    let first = problems(&scenario, &run, &mut excused);
+    let mut first = problems(&scenario, &run, &mut excused);
+    // An entry Orca's timing left unused in one run gets the two further runs too; unused in
+    // all three, it fails below.
+    if first.is_empty() {
+        first.extend(
+            unused_entries(&scenario, &excused)
+                .into_iter()
+                .map(|entry| format!("allow-list entry excused nothing: {entry}")),
+        );
+    }
     let mut failure = None;
     if first.is_empty() {
         summary_note(
@@ -1445,13 +1470,10 @@ fn check_parity(make: fn() -> Scenario) {
         "{}: differences excused per allow-list entry:",
         scenario.name
     );
-    let mut unused = Vec::new();
     for (entry, count) in scenario.allowed.iter().zip(&excused) {
         counts.push_str(&format!("\n  {}: {count}", entry.shown()));
-        if *count == 0 {
-            unused.push(entry.shown());
-        }
     }
+    let unused = unused_entries(&scenario, &excused);
     if scenario.allowed.is_empty() {
         counts.push_str(" (no entries)");
     }
