@@ -14,7 +14,7 @@ cargo build --release --bin fuzz-replay
 log="logs/$name.log"
 mkdir -p logs
 {
-  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ../cache ../protocol ../atspi-shim || echo ' (with uncommitted changes)')"
+  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src fuzz_targets Cargo.toml ../cache/src ../protocol/src ../atspi-shim/src || echo ' (with uncommitted changes)')"
   echo "# (in fuzz/) ../target/release/fuzz-replay $*"
 } > "$log"
 status=0
