@@ -83,11 +83,13 @@ step "fuzz harness, stable runner: every input of fuzz/regressions/, then a boun
 # Its own workspace (fuzz/Cargo.toml), sharing target/. A panic or a hang (10 s per input) exits non-zero.
 (cd fuzz && cargo build --release --bin fuzz-replay)
 fuzz_seed=$(date +%s)
-for target in decode_validate_apply protocol_session atspi_calls; do
+# Iterations sized to ~10-30 s each on the 2-core CI machine (fuzz/logs/ has timed runs).
+for run in decode_validate_apply:20000 protocol_session:10000 atspi_calls:1000; do
+  target=${run%%:*} iterations=${run##*:}
   inputs=()
   [[ -d fuzz/regressions/$target ]] && inputs+=("fuzz/regressions/$target")
   [[ $target == decode_validate_apply ]] && inputs+=(fixtures/malformed)
-  target/release/fuzz-replay --target "$target" --iterations 2000 --seed "$fuzz_seed" "${inputs[@]}" \
+  target/release/fuzz-replay --target "$target" --iterations "$iterations" --seed "$fuzz_seed" "${inputs[@]}" \
     | tail -n 1 | sed "s/^/[fuzz] seed $fuzz_seed: /" | tee -a "$NEWTON_TEST_SUMMARY"
 done
 
