@@ -128,12 +128,29 @@ pub struct Report {
 /// `rules` allows. `root` is the index path both trees were found at (`"/"`
 /// for whole applications, else `--under`'s): paths are reported from the
 /// application, so path conditions of rules keep their meaning.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn compare_at(
     root: &str,
     a_name: &str,
     a: &DumpNode,
     b_name: &str,
     b: &DumpNode,
+    ignore: &Ignore,
+    rules: &Rules,
+) -> Report {
+    compare_in_window(root, a_name, a, b_name, b, None, ignore, rules)
+}
+
+/// [`compare_at`] for a subtree of B that lies in `b_window` (the top-level
+/// window `--under` starts in; a whole application gives its own).
+#[allow(clippy::too_many_arguments)]
+pub fn compare_in_window(
+    root: &str,
+    a_name: &str,
+    a: &DumpNode,
+    b_name: &str,
+    b: &DumpNode,
+    b_window: Option<&DumpNode>,
     ignore: &Ignore,
     rules: &Rules,
 ) -> Report {
@@ -150,7 +167,7 @@ pub fn compare_at(
     };
     let flatten = rules.flatten_roles();
     let a_view = view(a, None, root.to_owned(), &flatten);
-    let b_view = view(b, None, root.to_owned(), &flatten);
+    let b_view = view(b, b_window, root.to_owned(), &flatten);
     let mut cx = Context {
         ignore,
         rules,
@@ -953,7 +970,7 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         }
         None => None,
     };
-    let (a, b) = async_io::block_on(async {
+    let (a, b, b_window) = async_io::block_on(async {
         let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
             Some(address) => address,
             None => newton_atspi_daemon::a11y_bus::find_address().await?,
@@ -963,6 +980,7 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         let a_bus = one_app(&apps, &args.a)?;
         let b_bus = one_app(&apps, &args.b)?;
         // Both walks at once: each waits on its own application's answers.
+        let mut b_window = None;
         let (a, b) = match (args.walk, &under) {
             (DiffWalk::Calls, Some(indices)) => {
                 let (a_path, b_path) = futures::join!(
@@ -973,6 +991,18 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
                     a_path.map_err(|e| format!("{}: {e}", args.a))?,
                     b_path.map_err(|e| format!("{}: {e}", args.b))?,
                 );
+                // The top-level window the subtree lies in (its extents
+                // tell what is off screen), described without children.
+                if let Some(window_index) = indices.first() {
+                    let window = dump::object_at(&conn, &b_bus, &[*window_index])
+                        .await
+                        .map_err(|e| format!("{}: {e}", args.b))?;
+                    let only_it = WalkLimits {
+                        max_depth: 0,
+                        max_nodes: 1,
+                    };
+                    b_window = Some(dump::walk_from(&conn, &b_bus, &window, only_it).await);
+                }
                 futures::join!(
                     dump::walk_from(&conn, &a_bus, &a_path, limits),
                     dump::walk_from(&conn, &b_bus, &b_path, limits)
@@ -991,10 +1021,19 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
                 )
             }
         };
-        Ok::<_, Box<dyn Error>>((a, b))
+        Ok::<_, Box<dyn Error>>((a, b, b_window))
     })?;
     let root = args.under.as_deref().unwrap_or("/");
-    let report = compare_at(root, &args.a, &a, &args.b, &b, &ignore, &rules);
+    let report = compare_in_window(
+        root,
+        &args.a,
+        &a,
+        &args.b,
+        &b,
+        b_window.as_ref(),
+        &ignore,
+        &rules,
+    );
     let output = match args.format {
         DiffFormat::Text => to_text(&report),
         DiffFormat::Json => to_json(&report)? + "\n",
@@ -1684,6 +1723,43 @@ mod tests {
                 to_text(&report)
             );
         }
+    }
+
+    /// `--under`: the subtree's top-level window comes separately, so an
+    /// off-screen section of a long document is recognised as off screen.
+    #[test]
+    fn a_subtree_is_judged_off_screen_by_its_window() {
+        let mut section = node("section", "Section 2000", vec![]);
+        section.extents = Some((0, 90_000, 400, 40));
+        let mut legacy_section = section.clone();
+        legacy_section.states.push("showing".into());
+        let mut window = node("frame", "Doc", vec![]);
+        window.extents = Some((0, 0, 400, 300));
+        let under = |b: &DumpNode, w: Option<&DumpNode>| {
+            compare_in_window(
+                "/0/0/1999",
+                "L",
+                &legacy_section,
+                "B",
+                b,
+                w,
+                &Ignore::default(),
+                &compat_rules(),
+            )
+        };
+        let report = under(&section, Some(&window));
+        assert!(report.passed, "{}", to_text(&report));
+        assert_eq!(
+            report.allowed[0].rule.as_deref(),
+            Some("offscreen-neighbour-showing")
+        );
+        assert!(
+            !under(&section, None).passed,
+            "no window: the geometry is unknown"
+        );
+        // On screen in its window: showing may not go.
+        section.extents = Some((0, 100, 400, 40));
+        assert!(!under(&section, Some(&window)).passed);
     }
 
     #[test]
