@@ -26,7 +26,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-lint) lint=0 ;;
     --no-deps) deps=0 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
