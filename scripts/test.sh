@@ -6,8 +6,19 @@
 #     --no-lint  skip `cargo fmt --check` and `cargo clippy`
 #     --no-deps  skip scripts/install-deps.sh
 #   NEWTON_E2E_SKIP_ORCA=1  skip (loudly) the Orca tests; NEWTON_E2E_KEEP=1 keeps session dirs.
+#   Under CI (CI set) NEWTON_E2E_SKIP_ORCA and NEWTON_UPDATE_GOLDENS are refused.
+#   The test summary (skips, reruns, stale-binary warnings, allow-list counts) is printed last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [[ -n "${CI:-}" && "${CI}" != "false" ]]; then
+  for refused in NEWTON_E2E_SKIP_ORCA NEWTON_UPDATE_GOLDENS; do
+    if [[ -n "${!refused:-}" ]]; then
+      echo "test.sh: $refused is refused under CI (CI=$CI): CI runs every test and compares every golden" >&2
+      exit 2
+    fi
+  done
+fi
 
 lint=1
 deps=1
@@ -15,13 +26,26 @@ for arg in "$@"; do
   case "$arg" in
     --no-lint) lint=0 ;;
     --no-deps) deps=0 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
 
 step() { printf '\n==> %s\n' "$*"; }
 start=$SECONDS
+
+# Every test appends its skips, reruns, warnings and allow-list counts here (newton_e2e::summary_note);
+# printed at the very end, pass or fail, because cargo swallows the stderr of passing tests.
+export NEWTON_TEST_SUMMARY="$PWD/target/test-summary.txt"
+mkdir -p target
+: > "$NEWTON_TEST_SUMMARY"
+print_summary() {
+  local status=$?
+  printf '\n==> test summary (%s)\n' "$NEWTON_TEST_SUMMARY"
+  if [[ -s "$NEWTON_TEST_SUMMARY" ]]; then cat "$NEWTON_TEST_SUMMARY"; else echo "(empty)"; fi
+  exit "$status"
+}
+trap print_summary EXIT
 
 if [[ $deps -eq 1 ]]; then
   step "Debian packages"
@@ -54,6 +78,20 @@ if [[ -f target/tmp/parity-latency.txt ]]; then
   step "legacy (accesskit_unix) versus bridged latency"
   cat target/tmp/parity-latency.txt
 fi
+
+step "fuzz harness, stable runner: every input of fuzz/regressions/, then a bounded random run per target"
+# Its own workspace (fuzz/Cargo.toml), sharing target/. A panic or a hang (10 s per input) exits non-zero.
+(cd fuzz && cargo build --release --bin fuzz-replay)
+fuzz_seed=$(date +%s)
+# Iterations sized to a few seconds each: 18 s wall, 8 s CPU for all three (fuzz/README.md, "In CI").
+for run in decode_validate_apply:20000 protocol_session:10000 atspi_calls:1000; do
+  target=${run%%:*} iterations=${run##*:}
+  inputs=()
+  [[ -d fuzz/regressions/$target ]] && inputs+=("fuzz/regressions/$target")
+  [[ $target == decode_validate_apply ]] && inputs+=(fixtures/malformed)
+  target/release/fuzz-replay --target "$target" --iterations "$iterations" --seed "$fuzz_seed" "${inputs[@]}" \
+    | tail -n 1 | sed "s/^/[fuzz] seed $fuzz_seed: /" | tee -a "$NEWTON_TEST_SUMMARY"
+done
 
 step "benchmark suite, smoke mode (tiny trees; fails only if a benchmark cannot run, never on speed)"
 # Debug binaries from the build above; the full suite is scripts/bench.sh (docs/benchmarks.md).

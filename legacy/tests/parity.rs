@@ -12,14 +12,15 @@
 #[allow(dead_code)]
 mod support;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use newton_e2e::{
-    bridge_binary, fixture, wait_until, Bridge, BusClient, SessionOptions, SteppedReplay,
-    TestSession,
+    bridge_binary, fixture, summary_note, wait_until, Bridge, BusClient, SessionOptions,
+    SteppedReplay, TestSession,
 };
 use zbus::zvariant::OwnedValue;
 
@@ -48,6 +49,82 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 fn one_at_a_time() -> MutexGuard<'static, ()> {
     // A test that failed while holding it poisons it; the others still run.
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Which rule of docs/compat-rules.json excused how many differences, over the fixture set
+/// (both fixture tests), and which of the two tests have finished.
+static RULE_USE: Mutex<(BTreeMap<String, usize>, BTreeSet<&'static str>)> =
+    Mutex::new((BTreeMap::new(), BTreeSet::new()));
+
+/// The fixture tests whose `diff` runs together make up the fixture set.
+const FIXTURE_TESTS: [&str; 2] = ["recorded and small", "large generated"];
+
+/// Adds the rules of one `diff` text report ("allowed (RULE): N difference(s), …").
+fn record_rule_use(report: &str) {
+    let mut used = RULE_USE.lock().unwrap_or_else(|e| e.into_inner());
+    for line in report.lines() {
+        let Some(rest) = line.strip_prefix("allowed (") else {
+            continue;
+        };
+        let Some((rule, rest)) = rest.split_once("): ") else {
+            continue;
+        };
+        let count = rest
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0);
+        *used.0.entry(rule.to_owned()).or_default() += count;
+    }
+}
+
+/// The ids of docs/compat-rules.json, in file order.
+fn rule_ids() -> Vec<String> {
+    let text = std::fs::read_to_string(rules_file()).expect("read docs/compat-rules.json");
+    let file: serde_json::Value = serde_json::from_str(&text).expect("docs/compat-rules.json");
+    file["rules"]
+        .as_array()
+        .expect("a rules array")
+        .iter()
+        .filter_map(|r| r["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Marks fixture test `which` done. Once both are (in this process), writes how many
+/// differences each rule excused to the test summary and returns the rules that excused
+/// nothing: an unused rule is a rule nobody can check, so it fails the run. With one of the
+/// two tests filtered out the check cannot be made, and the summary says so.
+fn finish_fixture_test(which: &'static str) -> Vec<String> {
+    let mut used = RULE_USE.lock().unwrap_or_else(|e| e.into_inner());
+    used.1.insert(which);
+    if used.1.len() < FIXTURE_TESTS.len() {
+        return Vec::new();
+    }
+    let ids = rule_ids();
+    let mut lines = String::from(
+        "differences each rule of docs/compat-rules.json excused over the fixture set:\n",
+    );
+    let mut unused = Vec::new();
+    for id in &ids {
+        let count = used.0.get(id).copied().unwrap_or(0);
+        let _ = writeln!(lines, "  {id}: {count}");
+        if count == 0 {
+            unused.push(id.clone());
+        }
+    }
+    let _ = writeln!(
+        lines,
+        "{} rule(s), {} unused{}",
+        ids.len(),
+        unused.len(),
+        if unused.is_empty() {
+            String::new()
+        } else {
+            format!(" (FAIL: {})", unused.join(", "))
+        }
+    );
+    summary_note("structural parity", &lines);
+    unused
 }
 
 fn session() -> TestSession {
@@ -220,6 +297,7 @@ fn compare_commits(
             );
             runs += 1;
             seconds += run.seconds;
+            record_rule_use(&run.stdout);
             let summary = run.stdout.lines().last().unwrap_or_default().to_owned();
             println!(
                 "{label} commit {serial} (--walk {walk_label}): exit {:?} in {:.1} s: {summary}",
@@ -284,6 +362,12 @@ fn every_commit_of_the_recorded_and_small_fixtures_differs_only_as_allowed() {
         start.elapsed().as_secs_f64()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let unused = finish_fixture_test(FIXTURE_TESTS[0]);
+    assert!(
+        unused.is_empty(),
+        "rules of docs/compat-rules.json that excused nothing over all fixtures (remove or \
+         narrow them): {unused:?}"
+    );
     let report = session.shutdown();
     assert!(report.is_clean(), "{report:?}");
 }
@@ -334,6 +418,12 @@ fn the_large_generated_fixtures_differ_only_as_allowed() {
         let _ = std::fs::remove_file(&path);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let unused = finish_fixture_test(FIXTURE_TESTS[1]);
+    assert!(
+        unused.is_empty(),
+        "rules of docs/compat-rules.json that excused nothing over all fixtures (remove or \
+         narrow them): {unused:?}"
+    );
     let report = session.shutdown();
     assert!(report.is_clean(), "{report:?}");
 }

@@ -23,6 +23,7 @@ mod paths;
 mod process;
 mod session;
 mod stepped;
+mod summary;
 mod wait;
 
 pub use bridge::{fixture, Bridge, Replay};
@@ -35,15 +36,42 @@ pub use paths::{bridge_binary, py_script, python, workspace_root};
 pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
 pub use stepped::SteppedReplay;
+pub use summary::{summary_note, summary_path};
 pub use wait::wait_until;
 
-/// True when the caller asked to skip Orca tests. Tests print a loud message when they skip;
-/// any other value (or none) runs them.
+/// True when the caller asked to skip Orca tests. Tests print a loud message when they skip
+/// (and note it in the test summary, see [`summary_note`]); any other value (or none) runs
+/// them. Under CI (`CI` set) skipping is refused: the test fails instead.
 pub fn orca_tests_skipped() -> bool {
-    std::env::var("NEWTON_E2E_SKIP_ORCA").is_ok_and(|v| v == "1")
+    let skip = std::env::var("NEWTON_E2E_SKIP_ORCA").is_ok_and(|v| v == "1");
+    assert!(
+        !(skip && under_ci()),
+        "NEWTON_E2E_SKIP_ORCA=1 is refused under CI (CI is set): CI must run the Orca tests"
+    );
+    if skip {
+        summary_note(
+            "skip",
+            &format!(
+                "NEWTON_E2E_SKIP_ORCA=1: an Orca test was SKIPPED ({})",
+                std::thread::current().name().unwrap_or("?")
+            ),
+        );
+    }
+    skip
 }
 
 /// True when golden files should be rewritten from the current output instead of compared.
+/// Refused under CI (`CI` set): CI compares goldens, it never rewrites them.
 pub fn update_goldens() -> bool {
-    std::env::var("NEWTON_UPDATE_GOLDENS").is_ok_and(|v| v == "1")
+    let update = std::env::var("NEWTON_UPDATE_GOLDENS").is_ok_and(|v| v == "1");
+    assert!(
+        !(update && under_ci()),
+        "NEWTON_UPDATE_GOLDENS=1 is refused under CI (CI is set): CI compares the goldens"
+    );
+    update
+}
+
+/// True when running under CI (`CI` set to anything but "" or "false").
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false")
 }

@@ -55,6 +55,11 @@ const BRIDGE_SOURCES: &[&str] = &[
 /// Warns (loudly, without failing) when a bridge source is newer than the binary: the tests
 /// would then exercise old code. `cargo build -p newton-atspi-bridge` fixes it.
 fn warn_if_stale(binary: &Path) {
+    // Once per test binary: the bridge is looked up by every test.
+    static CHECKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if CHECKED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let Ok(built) = binary.metadata().and_then(|m| m.modified()) else {
         return;
     };
@@ -63,11 +68,14 @@ fn warn_if_stale(binary: &Path) {
         .iter()
         .find_map(|dir| newer_file(&root.join(dir), built));
     if let Some(source) = newer {
-        eprintln!(
-            "newton-e2e: WARNING: {} is newer than {}; the tests run a stale bridge. \
-             Run `cargo build -p newton-atspi-bridge` (scripts/test.sh does).",
-            source.display(),
-            binary.display()
+        crate::summary_note(
+            "stale binary",
+            &format!(
+                "WARNING: {} is newer than {}; the tests run a stale bridge. \
+                 Run `cargo build -p newton-atspi-bridge` (scripts/test.sh does).",
+                source.display(),
+                binary.display()
+            ),
         );
     }
 }

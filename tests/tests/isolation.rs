@@ -181,6 +181,15 @@ fn malformed_and_oversized_frames_are_refused_with_their_rule() {
     let mut garbage = RawSender::connect(&socket, "Garbage app");
     garbage.send_raw(b"\xff{not json at all");
     let garbage_reason = expect_fatal_error(&mut garbage, "undecodable payload");
+    // Each fatal error names the rule the sender broke (protocol/src/frame.rs, receiver.rs).
+    assert!(
+        huge_reason.contains("(rule `max-frame-bytes`)"),
+        "oversized length prefix: {huge_reason:?}"
+    );
+    assert!(
+        garbage_reason.contains("(rule `decode`)"),
+        "undecodable payload: {garbage_reason:?}"
+    );
 
     // A well-formed update with more nodes than --max-nodes: rejected, connection stays.
     let mut big = RawSender::connect(&socket, "Too big app");

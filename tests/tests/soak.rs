@@ -189,6 +189,12 @@ fn senders_and_at_clients_soak_without_errors_or_growth() {
     for thread in walkers {
         let (made, errors) = thread.join().expect("a walker thread");
         assert!(errors.is_empty(), "AT client errors: {:?}", errors.first());
+        // At least one whole pass over every app (its windows and rows): a walker that never
+        // got going would make the soak vacuous.
+        assert!(
+            made >= 2 * senders,
+            "an AT walker made only {made} call(s) in {seconds} s"
+        );
         calls += made;
     }
     stop.store(true, Ordering::Relaxed);
@@ -196,6 +202,11 @@ fn senders_and_at_clients_soak_without_errors_or_growth() {
     for thread in sender_threads {
         let (sent, rejected) = thread.join().expect("a sender thread");
         assert!(rejected.is_empty(), "rejections: {rejected:?}");
+        // The first tree plus steady relabels: at least one relabel commit per sender.
+        assert!(
+            sent >= 2,
+            "a sender made only {sent} commit(s) in {seconds} s"
+        );
         commits += sent;
     }
     let rss_end = rss_kb(bridge);

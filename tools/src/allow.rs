@@ -12,7 +12,13 @@
 //! Rules come from a file the user chose, but are still checked strictly:
 //! unknown keys, unknown properties, options that do not fit the property,
 //! duplicate ids and rules that could allow nothing are typed errors naming
-//! the rule.
+//! the rule. A rule must also say where its difference is intended (a path,
+//! roles, states, interfaces, B's name, or `bOffScreen`) unless it says
+//! `"everywhere": true`: a broad rule would excuse a wrong value on an object
+//! it was never meant for. Patterns may name the object's own name as
+//! `{name}` (B's, or A's for an object only in A; `{name:?}` quoted as `diff`
+//! shows texts): `labelled-by → “{name}”` allows a label relation only to an
+//! object of the same name.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -90,6 +96,15 @@ struct RawRule {
     a_lacks: Vec<String>,
     #[serde(default)]
     b_lacks: Vec<String>,
+    /// B's extents lie entirely outside its top-level window's (off screen).
+    #[serde(default)]
+    b_off_screen: bool,
+    /// Patterns for B's name.
+    #[serde(default)]
+    b_name: Vec<String>,
+    /// The rule is meant for every object (no condition needed).
+    #[serde(default)]
+    everywhere: bool,
 }
 
 /// A state or interface an object must have (or lack).
@@ -155,6 +170,10 @@ pub struct Rule {
     b_has: Vec<Feature>,
     a_lacks: Vec<Feature>,
     b_lacks: Vec<Feature>,
+    b_off_screen: bool,
+    b_name: Vec<String>,
+    /// Declared `everywhere` (no condition).
+    pub everywhere: bool,
 }
 
 /// Every rule of one file, in file order.
@@ -226,7 +245,7 @@ impl Rules {
         b_value: &str,
     ) -> Option<&str> {
         self.first(at, property, |allowance| match allowance {
-            Allowance::Values { a, b } => glob(a, a_value) && glob(b, b_value),
+            Allowance::Values { a, b } => glob(&at.fill(a), a_value) && glob(&at.fill(b), b_value),
             _ => false,
         })
     }
@@ -251,7 +270,7 @@ impl Rules {
                 removed: only_a,
             } => {
                 let patterns = if added { only_b } else { only_a };
-                patterns.iter().any(|p| glob(p, item))
+                patterns.iter().any(|p| glob(&at.fill(p), item))
             }
             _ => false,
         })
@@ -297,6 +316,47 @@ pub struct Site<'a> {
     pub path: &'a str,
     pub a: Option<&'a DumpNode>,
     pub b: Option<&'a DumpNode>,
+    /// The top-level window B's object is in, if known.
+    pub b_window: Option<&'a DumpNode>,
+}
+
+impl Site<'_> {
+    /// `pattern` with `{name}` replaced by the object's name (B's, else A's),
+    /// `{name:?}` by the name quoted as `diff` shows texts, and `{value}` by
+    /// B's current value as `diff` shows numbers.
+    fn fill(&self, pattern: &str) -> String {
+        if !pattern.contains('{') {
+            return pattern.to_owned();
+        }
+        let name = self.b.or(self.a).map_or("", |n| n.name.as_str());
+        let value = self
+            .b
+            .and_then(|b| b.value)
+            .map_or_else(|| "(none)".to_owned(), crate::diff::number);
+        pattern
+            .replace("{name:?}", &format!("{name:?}"))
+            .replace("{name}", name)
+            .replace("{value}", &value)
+    }
+
+    /// B's extents do not overlap its top-level window's (the object is off
+    /// screen, which is what AT-SPI's `showing` says); false when one of the
+    /// two has no extents. When the walk read no extents at all (`--walk
+    /// cache`: neither has any) the geometry cannot be checked and the
+    /// condition holds; the other conditions of the rule still apply, and a
+    /// full walk checks the geometry.
+    fn b_off_screen(&self) -> bool {
+        match (
+            self.b.and_then(|b| b.extents),
+            self.b_window.and_then(|w| w.extents),
+        ) {
+            (Some((x, y, w, h)), Some((px, py, pw, ph))) => {
+                x >= px + pw || px >= x + w || y >= py + ph || py >= y + h
+            }
+            (None, None) => true,
+            _ => false,
+        }
+    }
 }
 
 impl Rule {
@@ -315,7 +375,12 @@ impl Rule {
         let lacks = |features: &[Feature], node: Option<&DumpNode>| {
             features.is_empty() || node.is_some_and(|n| features.iter().all(|f| !f.holds(n)))
         };
-        role_ok(&self.a_role, at.a)
+        (!self.b_off_screen || at.b_off_screen())
+            && (self.b_name.is_empty()
+                || at
+                    .b
+                    .is_some_and(|b| self.b_name.iter().any(|p| glob(p, &b.name))))
+            && role_ok(&self.a_role, at.a)
             && role_ok(&self.b_role, at.b)
             && has(&self.a_has, at.a)
             && has(&self.b_has, at.b)
@@ -413,6 +478,30 @@ fn check(raw: RawRule) -> Result<Rule, AllowError> {
             "children rules apply everywhere; flatten names the role".into(),
         ));
     }
+    let conditioned = raw.path.is_some()
+        || !raw.a_role.is_empty()
+        || !raw.b_role.is_empty()
+        || !raw.a_has.is_empty()
+        || !raw.b_has.is_empty()
+        || !raw.a_lacks.is_empty()
+        || !raw.b_lacks.is_empty()
+        || raw.b_off_screen
+        || !raw.b_name.is_empty()
+        // Exact values on both sides say where by themselves.
+        || matches!(&allowance, Allowance::Values { a, b } if !a.contains('*') && !b.contains('*'));
+    if !structure && !conditioned && !raw.everywhere {
+        return Err(fail(
+            "says nowhere where the difference is intended: give a path, roles, states or \
+             interfaces (aRole/bRole/aHas/bHas/aLacks/bLacks, bName, bOffScreen), or \
+             \"everywhere\": true for a difference every object has"
+                .into(),
+        ));
+    }
+    if raw.everywhere && (conditioned || structure) {
+        return Err(fail(
+            "everywhere is for rules without conditions (children rules need none)".into(),
+        ));
+    }
     let features = |list: &[String]| -> Result<Vec<Feature>, AllowError> {
         list.iter().map(|f| Feature::parse(&id, f)).collect()
     };
@@ -427,6 +516,9 @@ fn check(raw: RawRule) -> Result<Rule, AllowError> {
         b_has: features(&raw.b_has)?,
         a_lacks: features(&raw.a_lacks)?,
         b_lacks: features(&raw.b_lacks)?,
+        b_off_screen: raw.b_off_screen,
+        b_name: raw.b_name,
+        everywhere: raw.everywhere,
         id,
     })
 }
@@ -554,8 +646,21 @@ mod tests {
             r#"{"id":"x","reason":"r","property":"name","a":"","colour":1}"#
         ))
         .contains("unknown field"));
-        let twice = r#"{"rules":[{"id":"x","reason":"r","property":"name","a":""},
-                                 {"id":"x","reason":"r","property":"role","a":""}]}"#;
+        let twice = r#"{"rules":[{"id":"x","reason":"r","property":"name","a":"","path":"/"},
+                                 {"id":"x","reason":"r","property":"role","a":"","path":"/"}]}"#;
         assert!(refused(twice).contains("used twice"));
+        // A rule must say where its difference is intended.
+        assert!(refused(&one(
+            r#"{"id":"x","reason":"r","property":"states","added":["showing"]}"#
+        ))
+        .contains("says nowhere where the difference is intended"));
+        assert!(refused(&one(
+            r#"{"id":"x","reason":"r","property":"states","added":["a"],"path":"/","everywhere":true}"#
+        ))
+        .contains("everywhere is for rules without conditions"));
+        assert!(Rules::parse(&one(
+            r#"{"id":"x","reason":"r","property":"states","added":["a"],"everywhere":true}"#
+        ))
+        .is_ok());
     }
 }
