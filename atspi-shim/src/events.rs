@@ -448,8 +448,15 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
             // A node that lost its value lost its Value interface too (the
             // fresh cache item above says so); a value event would only make
             // clients ask an interface that is gone.
-            Change::NumericValue { new: Some(_), .. } => {
-                out.object(path, "PropertyChange", "accessible-value", 0, Value::I32(0))
+            Change::NumericValue { old, new } => {
+                if new.is_some() {
+                    out.object(path, "PropertyChange", "accessible-value", 0, Value::I32(0))
+                }
+                if ctx.node.role() == accesskit::Role::ProgressIndicator
+                    && old.is_some() != new.is_some()
+                {
+                    out.state(path, State::Indeterminate, new.is_none());
+                }
             }
             Change::Value { old, new } => value_changed(&ctx, update, old, new, out),
             Change::Toggled { old, new } => toggled_changed(&ctx, path, *old, *new, out),
@@ -614,10 +621,7 @@ fn toggled_changed(
     let checked = |t: Option<Toggled>| t == Some(Toggled::True);
     let mixed = |t: Option<Toggled>| t == Some(Toggled::Mixed);
     if checked(old) != checked(new) {
-        out.state(path, State::Checked, checked(new));
-        if states::is_toggle_button(&ctx.node) {
-            out.state(path, State::Pressed, checked(new));
-        }
+        out.state(path, states::toggle_state(&ctx.node), checked(new));
     }
     if mixed(old) != mixed(new) {
         out.state(path, State::Indeterminate, mixed(new));
@@ -771,9 +775,10 @@ fn text_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
             }
         }
     }
+    let focused = states::is_focused(surface, &ctx.node);
     for change in &update.changes {
         if let Change::TextSelection { old, new } = change {
-            selection_moved(path, *old, *new, out);
+            selection_moved(path, *old, *new, focused, out);
         }
     }
 }
@@ -790,10 +795,16 @@ impl Out<'_> {
     }
 }
 
+/// Caret and text selection events. A selection that only collapsed on a
+/// node without focus sends nothing: egui drops a field's selection a frame
+/// after focus left it, and Orca 43.1 would say "Text unselected." while the
+/// listener is already on the next control. A client that asks gets the
+/// collapsed selection all the same.
 fn selection_moved(
     path: &str,
     old: Option<TextSelectionOffsets>,
     new: Option<TextSelectionOffsets>,
+    focused: bool,
     out: &mut Out,
 ) {
     let caret = |s: Option<TextSelectionOffsets>| s.map(|s| s.focus);
@@ -812,7 +823,8 @@ fn selection_moved(
         s.filter(|s| s.anchor != s.focus)
             .map(|s| (s.anchor.min(s.focus), s.anchor.max(s.focus)))
     };
-    if selected(old) != selected(new) {
+    let collapsed_away = !focused && selected(new).is_none();
+    if selected(old) != selected(new) && !collapsed_away {
         out.object(path, "TextSelectionChanged", "", 0, Value::from(""));
     }
 }

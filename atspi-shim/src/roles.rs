@@ -2,6 +2,18 @@
 //!
 //! A `role_description` does not turn the role into EXTENDED (Orca ignores
 //! EXTENDED objects); it is exposed as the `roledescription` attribute.
+//!
+//! Chosen for what Orca 43.1 says (its `formatting.py` and
+//! `speech_generator.py`), see docs/compat.md #24 and #25:
+//! - every `Window` is a FRAME, the surface's root and the windows inside it
+//!   (egui's "Settings", "Widget Gallery"). Orca names a FRAME ancestor when
+//!   focus enters it (its `ancestor` format falls back to the frame's
+//!   `focused` one, `labelOrName`); WINDOW and INTERNAL_FRAME have no speech
+//!   format, so focus entering them says nothing of the window, and DIALOG
+//!   adds every unrelated label inside it. accesskit_unix says FRAME too.
+//! - a `ColorWell` (a colour button) is a PUSH_BUTTON, as GTK's colour button
+//!   and accesskit_unix: Orca treats COLOR_CHOOSER as a chooser dialog and
+//!   speaks only its labelled-by label, never its name ("Color").
 
 use accesskit::Role;
 use accesskit_consumer::NodeRef;
@@ -10,8 +22,6 @@ use atspi_common::Role as AtspiRole;
 /// The AT-SPI role of an exposed node.
 pub(crate) fn atspi_role(node: &NodeRef) -> AtspiRole {
     match node.role() {
-        // A surface's root window is a FRAME; a nested Window node is a WINDOW.
-        Role::Window if node.is_root() => AtspiRole::Frame,
         Role::Button if node.toggled().is_some() => AtspiRole::ToggleButton,
         role => base_role(role),
     }
@@ -100,7 +110,7 @@ pub(crate) fn base_role(role: Role) -> AtspiRole {
         Role::Canvas => A::Canvas,
         Role::Caption | Role::FigureCaption => A::Caption,
         Role::Caret => A::Unknown,
-        Role::ColorWell => A::ColorChooser,
+        Role::ColorWell => A::Button,
         Role::ComboBox | Role::EditableComboBox => A::ComboBox,
         Role::Comment => A::Comment,
         Role::ContentDeletion => A::ContentDeletion,
@@ -183,7 +193,7 @@ pub(crate) fn base_role(role: Role) -> AtspiRole {
         Role::Toolbar => A::ToolBar,
         Role::Tooltip => A::ToolTip,
         Role::Tree => A::Tree,
-        Role::Window => A::Window,
+        Role::Window => A::Frame,
     }
 }
 
@@ -211,5 +221,18 @@ mod tests {
         assert_eq!(AtspiRole::Frame as u32, 23);
         assert_eq!(role_name(base_role(Role::Button)), "push button");
         assert_eq!(role_name(base_role(Role::Heading)), "heading");
+    }
+
+    /// Orca 43.1 names a FRAME ancestor when focus enters it, not a WINDOW
+    /// (issue 15: "Settings" went unsaid for an egui window).
+    #[test]
+    fn every_window_is_a_frame() {
+        assert_eq!(base_role(Role::Window), AtspiRole::Frame);
+    }
+
+    /// Orca 43.1 says a COLOR_CHOOSER's label only, never its name.
+    #[test]
+    fn a_colour_well_is_a_push_button() {
+        assert_eq!(role_name(base_role(Role::ColorWell)), "push button");
     }
 }

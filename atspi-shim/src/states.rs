@@ -30,6 +30,9 @@ pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
         set.insert(State::Active);
     }
     insert_toggle_states(node, &mut set);
+    if is_indeterminate_progress(node) {
+        set.insert(State::Indeterminate);
+    }
     insert_selection_states(node, &mut set);
     insert_expansion_states(node, &mut set);
     insert_text_states(node, &mut set);
@@ -98,22 +101,37 @@ fn is_showing(node: &NodeRef) -> bool {
     }
 }
 
-/// Toggle buttons report PRESSED (and CHECKED, which older Orca reads);
-/// check boxes, switches and checkable menu items report CHECKED.
+/// Toggle buttons report PRESSED; check boxes, switches and checkable menu
+/// items report CHECKED. Never both: one toggle must give one state-changed
+/// event, and Orca 43.1 speaks each of `checked` and `pressed` on a toggle
+/// button ("pressed", "pressed"); libatspi caches states from the events, so
+/// a state reported without its event would go stale. Orca reads a toggle
+/// button's state from either (`_generateToggleState`).
 fn insert_toggle_states(node: &NodeRef, set: &mut StateSet) {
     let Some(toggled) = node.toggled() else {
         return;
     };
     set.insert(State::Checkable);
     match toggled {
-        Toggled::True => {
-            set.insert(State::Checked);
-            if is_toggle_button(node) {
-                set.insert(State::Pressed);
-            }
-        }
+        Toggled::True => set.insert(toggle_state(node)),
         Toggled::Mixed => set.insert(State::Indeterminate),
         Toggled::False => {}
+    }
+}
+
+/// A progress indicator without a value (egui's spinner) is busy with no
+/// known progress: INDETERMINATE, as GTK's pulsing progress bar and
+/// accesskit_unix say.
+pub(crate) fn is_indeterminate_progress(node: &NodeRef) -> bool {
+    node.role() == Role::ProgressIndicator && node.numeric_value().is_none()
+}
+
+/// The one state that says a toggled node is on.
+pub(crate) fn toggle_state(node: &NodeRef) -> State {
+    if is_toggle_button(node) {
+        State::Pressed
+    } else {
+        State::Checked
     }
 }
 

@@ -1,9 +1,13 @@
 //! `org.a11y.atspi.Value` for nodes with a numeric value.
 //!
-//! Missing bounds: AccessKit may omit min/max. Rather than ±f64::MAX (which
-//! makes percentages meaningless), a missing minimum is 0 (or the current
-//! value if it is negative) and a missing maximum is 100 (or the current
-//! value if larger). A missing step gives MinimumIncrement 0 ("any").
+//! Bounds: the reported range always holds the reported value; a value the
+//! producer put outside its own bounds widens them (clamping would hide the
+//! real value). A bound the producer leaves out is unbounded: -f64::MAX or
+//! f64::MAX, as accesskit_unix says, never an invented 0..100, which made
+//! Orca's Where Am I say "50 percent" of a range that does not exist. Orca
+//! 43.1 speaks a spin button's text, not its bounds; see docs/interfaces.md
+//! ("Value") for what it does with them. A missing step gives
+//! MinimumIncrement 0 ("any").
 
 use accesskit::{Action, ActionData, ActionRequest};
 use zbus::message::Message;
@@ -39,14 +43,16 @@ pub(crate) fn minimum(ctx: &NodeCtx) -> f64 {
     ctx.node
         .min_numeric_value()
         .filter(|v| v.is_finite())
-        .unwrap_or_else(|| current(ctx).min(0.0))
+        .unwrap_or(-f64::MAX)
+        .min(current(ctx))
 }
 
 pub(crate) fn maximum(ctx: &NodeCtx) -> f64 {
     ctx.node
         .max_numeric_value()
         .filter(|v| v.is_finite())
-        .unwrap_or_else(|| current(ctx).max(100.0))
+        .unwrap_or(f64::MAX)
+        .max(current(ctx))
 }
 
 pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {

@@ -712,3 +712,147 @@ fn a_node_that_changes_role_in_place_is_re_added_with_its_new_interfaces() {
         "{events:#?}"
     );
 }
+
+/// A window with a toggle button (2), a text input holding "10.0" (3, its
+/// run 4) and a progress indicator (5).
+fn toggle_input_progress() -> Vec<(NodeId, Node)> {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2), NodeId(3), NodeId(5)]);
+    let mut toggle = Node::new(Role::Button);
+    toggle.set_label("Bold");
+    toggle.set_toggled(accesskit::Toggled::False);
+    toggle.add_action(accesskit::Action::Focus);
+    let mut input = Node::new(Role::TextInput);
+    input.set_label("Speed");
+    input.add_action(accesskit::Action::Focus);
+    input.set_children(vec![NodeId(4)]);
+    let mut run = Node::new(Role::TextRun);
+    run.set_value("10.0");
+    run.set_character_lengths(vec![1, 1, 1, 1]);
+    let progress = Node::new(Role::ProgressIndicator);
+    vec![
+        (NodeId(1), window),
+        (NodeId(2), toggle),
+        (NodeId(3), input),
+        (NodeId(4), run),
+        (NodeId(5), progress),
+    ]
+}
+
+fn with_selection(mut input: Node, anchor: usize, focus: usize) -> Node {
+    let at = |character_index| accesskit::TextPosition {
+        node: NodeId(4),
+        character_index,
+    };
+    input.set_text_selection(accesskit::TextSelection {
+        anchor: at(anchor),
+        focus: at(focus),
+    });
+    input
+}
+
+fn node_of(nodes: &[(NodeId, Node)], id: u64) -> Node {
+    nodes
+        .iter()
+        .find(|(n, _)| *n == NodeId(id))
+        .map(|(_, node)| node.clone())
+        .expect("node in the test tree")
+}
+
+fn state_events(events: &[Event], path: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e.0 == path && e.2 == "StateChanged")
+        .map(|e| format!("{}={}", e.3, e.4))
+        .collect()
+}
+
+#[test]
+fn a_toggle_button_changing_state_sends_one_state_change() {
+    // Orca 43.1 spoke "pressed" twice when both checked and pressed changed.
+    let nodes = toggle_input_progress();
+    let mut h = Harness::custom(full_tree(nodes.clone(), NodeId(2)));
+    let mut toggle = node_of(&nodes, 2);
+    toggle.set_toggled(accesskit::Toggled::True);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), toggle.clone())],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert_eq!(state_events(&events, &node(2)), ["pressed=1"]);
+    toggle.set_toggled(accesskit::Toggled::False);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), toggle)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert_eq!(state_events(&events, &node(2)), ["pressed=0"]);
+}
+
+#[test]
+fn a_selection_collapsing_after_focus_left_sends_no_selection_change() {
+    // egui drops a spin button's selected "10.0" a frame after Tab moved
+    // focus on; Orca 43.1 said "Text unselected." for it.
+    let mut nodes = toggle_input_progress();
+    let selected = with_selection(node_of(&nodes, 3), 0, 4);
+    nodes[2].1 = selected;
+    let mut h = Harness::custom(full_tree(nodes.clone(), NodeId(3)));
+    h.commit(TreeUpdate {
+        nodes: vec![],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let collapsed = with_selection(node_of(&nodes, 3), 4, 4);
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(3), collapsed.clone())],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(
+        !events.iter().any(|e| e.2 == "TextSelectionChanged"),
+        "{events:#?}"
+    );
+
+    // The same collapse on the focused field is the user's and is sent.
+    let mut h = Harness::custom(full_tree(nodes, NodeId(3)));
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(3), collapsed)],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(3),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(
+        events.contains(&ev(&node(3), "TextSelectionChanged", "", 0, 0)),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn a_progress_indicator_losing_its_value_becomes_indeterminate() {
+    let mut nodes = toggle_input_progress();
+    nodes[4].1.set_numeric_value(11.0);
+    let mut h = Harness::custom(full_tree(nodes, NodeId(2)));
+    let states: atspi_common::StateSet = h.ok(&node(5), ACCESSIBLE, "GetState", &());
+    assert!(!states.contains(atspi_common::State::Indeterminate));
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(5), Node::new(Role::ProgressIndicator))],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    });
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert!(
+        events.contains(&ev(&node(5), "StateChanged", "indeterminate", 1, 0)),
+        "{events:#?}"
+    );
+    let states: atspi_common::StateSet = h.ok(&node(5), ACCESSIBLE, "GetState", &());
+    assert!(states.contains(atspi_common::State::Indeterminate));
+}

@@ -484,3 +484,77 @@ fn removed_nodes_stop_resolving() {
     assert_eq!(h.prop::<i32>(&node(WINDOW.0), ACCESSIBLE, "ChildCount"), 3);
     let _ = NodeId(0);
 }
+
+/// Issue 15 mapping fixes, as egui 0.37 builds these nodes: an inner window,
+/// a colour button, a spinner (a progress indicator without value), a drag
+/// value without bounds and one whose value lies beyond its bounds.
+fn egui_widgets_tree() -> Harness {
+    use accesskit::Role;
+    let mut root = make(Role::Window, None, (0.0, 0.0, 800.0, 600.0));
+    root.set_children(vec![NodeId(2)]);
+    let mut settings = make(Role::Window, Some("Settings"), (10.0, 10.0, 300.0, 300.0));
+    settings.set_children(vec![NodeId(3), NodeId(4), NodeId(5), NodeId(6)]);
+    let mut colour = make(Role::ColorWell, Some("Color"), (20.0, 20.0, 40.0, 20.0));
+    colour.set_value("#add7e580");
+    let spinner = make(Role::ProgressIndicator, None, (20.0, 50.0, 20.0, 20.0));
+    let mut unbounded = make(Role::SpinButton, Some("Speed"), (20.0, 80.0, 60.0, 20.0));
+    unbounded.set_numeric_value(250.0);
+    unbounded.set_value("250.0");
+    let mut beyond = make(Role::SpinButton, Some("Zoom"), (20.0, 110.0, 60.0, 20.0));
+    beyond.set_numeric_value(-5.0);
+    beyond.set_min_numeric_value(0.0);
+    beyond.set_max_numeric_value(100.0);
+    Harness::custom(full_tree(
+        vec![
+            (NodeId(1), root),
+            (NodeId(2), settings),
+            (NodeId(3), colour),
+            (NodeId(4), spinner),
+            (NodeId(5), unbounded),
+            (NodeId(6), beyond),
+        ],
+        NodeId(1),
+    ))
+}
+
+#[test]
+fn inner_windows_are_frames_and_colour_buttons_push_buttons() {
+    let h = egui_widgets_tree();
+    let role = |id| h.ok::<String, _>(&node(id), ACCESSIBLE, "GetRoleName", &());
+    assert_eq!(role(1), "frame");
+    assert_eq!(
+        role(2),
+        "frame",
+        "Orca names a frame ancestor, not a window"
+    );
+    assert_eq!(
+        role(3),
+        "push button",
+        "Orca says a color chooser's name never"
+    );
+    assert_eq!(h.prop::<String>(&node(3), ACCESSIBLE, "Name"), "Color");
+}
+
+#[test]
+fn a_spinner_is_indeterminate() {
+    let h = egui_widgets_tree();
+    let states: StateSet = h.ok(&node(4), ACCESSIBLE, "GetState", &());
+    assert!(states.contains(State::Indeterminate), "{states:?}");
+    assert_eq!(
+        h.ok::<String, _>(&node(4), ACCESSIBLE, "GetRoleName", &()),
+        "progress bar"
+    );
+}
+
+#[test]
+fn value_bounds_are_never_invented_and_always_hold_the_value() {
+    let h = egui_widgets_tree();
+    let value = "org.a11y.atspi.Value";
+    let read = |id, name| h.prop::<f64>(&node(id), value, name);
+    assert_eq!(read(5, "CurrentValue"), 250.0);
+    assert_eq!(read(5, "MinimumValue"), -f64::MAX, "no bound: unbounded");
+    assert_eq!(read(5, "MaximumValue"), f64::MAX, "no bound: unbounded");
+    assert_eq!(read(6, "CurrentValue"), -5.0);
+    assert_eq!(read(6, "MinimumValue"), -5.0, "widened to hold the value");
+    assert_eq!(read(6, "MaximumValue"), 100.0);
+}
