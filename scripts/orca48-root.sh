@@ -3,15 +3,20 @@
 # reader the end-to-end tests run (NEWTON_ORCA_ROOT, tests/README.md "Orca 48"). Packages come from
 # the Debian registry; nothing is cached outside the directory, so CI builds it fresh every run.
 #
-#   scripts/orca48-root.sh [DIR]     (default: target/orca48-root; prints DIR on its last line)
+#   scripts/orca48-root.sh [--fresh] [DIR]   (default DIR: target/orca48-root; printed last)
 #
-# Idempotent: a finished root carries DIR/.newton-orca48-ready and is left alone; a half-built one
-# (interrupted run) is removed and built again. Needs root (debootstrap, chroot) and debootstrap
+# Idempotent: a finished root carries DIR/.newton-orca48-ready and is left alone (--fresh: removed
+# and built again, as CI does); a half-built one (interrupted run) is removed and built again. Needs root (debootstrap, chroot) and debootstrap
 # (scripts/install-deps.sh). While apt runs inside, /proc and /dev are mounted in a private mount
 # namespace (unshare), so they vanish with it even if the script is killed: nothing stays mounted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+fresh=0
+if [[ "${1:-}" == "--fresh" ]]; then
+  fresh=1
+  shift
+fi
 DIR=${1:-target/orca48-root}
 MIRROR=${NEWTON_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 STAMP=.newton-orca48-ready
@@ -35,14 +40,14 @@ command -v debootstrap >/dev/null || {
 
 mkdir -p "$(dirname "$DIR")"
 DIR=$(cd "$(dirname "$DIR")" && pwd)/$(basename "$DIR")
-if [[ -f $DIR/$STAMP ]]; then
+if [[ $fresh -eq 0 && -f $DIR/$STAMP ]]; then
   echo "orca48-root: ready: $(cat "$DIR/$STAMP")"
   echo "$DIR"
   exit 0
 fi
 
-# A leftover from an interrupted build: its mounts died with their namespace, so removing it
-# cannot reach the host (checked anyway: refuse if anything is still mounted below it).
+# A leftover (interrupted build, or --fresh): its mounts died with their namespace, so removing
+# it cannot reach the host (checked anyway: refuse if anything is still mounted below it).
 if [[ -e $DIR ]]; then
   if findmnt -rn -o TARGET | grep -q "^$DIR/"; then
     echo "orca48-root: something is mounted below $DIR; unmount it first" >&2

@@ -73,6 +73,20 @@ rm -f target/tmp/parity-latency.txt
 # --no-fail-fast: report every failing test binary, not just the first.
 cargo test --workspace --no-fail-fast
 
+step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
+# scripts/orca48-root.sh debootstraps trixie and installs Orca 48.1 + at-spi2-core 2.56 into
+# target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
+# under it and why: tests/README.md "Orca 48".
+orca48_start=$SECONDS
+orca48_fresh=()
+[[ -n "${CI:-}" && "${CI}" != "false" ]] && orca48_fresh=(--fresh)
+scripts/orca48-root.sh "${orca48_fresh[@]}" target/orca48-root
+orca48_root_s=$((SECONDS - orca48_start))
+NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test -p newton-e2e --no-fail-fast \
+  --test orca_bridge --test orca_structural --test live_app
+echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s, tests ran in $((SECONDS - orca48_start - orca48_root_s)) s" \
+  | tee -a "$NEWTON_TEST_SUMMARY"
+
 # Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
 if [[ -f target/tmp/parity-latency.txt ]]; then
   step "legacy (accesskit_unix) versus bridged latency"
