@@ -80,16 +80,42 @@ impl Orca {
         self.pid
     }
 
+    /// One press or release of the X key `name`, the way this Orca reads keys: through the
+    /// registry for Orca 43 (returns whether it consumed it), as a real X key (`xdotool
+    /// keydown`/`keyup`, to the focused X window) for Orca 48 (returns `None`).
+    pub fn key_event(
+        &self,
+        session: &mut TestSession,
+        phase: crate::KeyPhase,
+        name: &str,
+    ) -> Result<Option<bool>> {
+        if OrcaVersion::current()?.reads_keys_from_x() {
+            let label = format!("{}-{name}", phase.xdotool_command());
+            crate::xdotool(session, &label, &[phase.xdotool_command(), name])?;
+            self.wait_idle(session)?;
+            return Ok(None);
+        }
+        crate::registry_key(&session.a11y_client()?, phase, name).map(Some)
+    }
+
     /// Presses and releases `key` (xdotool's form: `KP_Enter`, `shift+alt+Down`) the way this
     /// Orca reads keys. Orca 43 learns keys only from the registry's key listeners, so the key is
     /// injected there (tests/py/inject_key.py) and the answer says whether Orca consumed it.
     /// Orca 48 reads keys from the X server itself and registers no key listener, so the key is
     /// a real X key (`xdotool key`, to the focused X window) and `None` is returned: whether Orca
     /// took it shows in what it says and in the application not acting on it.
+    ///
+    /// Either way it returns once Orca has handled the key: the registry call is synchronous,
+    /// and after an X key the harness waits for Orca to go idle. Without that wait Orca 48
+    /// presented the key only after a replayed reaction had already arrived, found the new
+    /// focus itself (Collection) while presenting the key, and then stayed silent for the
+    /// focus event ("OK button." missing after Tab in egui-form-focus) — an order no real
+    /// application produces, since it reacts to the key after it was sent.
     pub fn press(&self, session: &mut TestSession, label: &str, key: &str) -> Result<Option<bool>> {
         let version = OrcaVersion::current()?;
         if version.reads_keys_from_x() {
             crate::xdotool(session, label, &["key", "--clearmodifiers", key])?;
+            self.wait_idle(session)?;
             return Ok(None);
         }
         let (modifiers, name) = atspi_modifiers(key)?;
