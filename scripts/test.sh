@@ -83,7 +83,7 @@ orca48_fresh=()
 scripts/orca48-root.sh "${orca48_fresh[@]}" target/orca48-root
 orca48_root_s=$((SECONDS - orca48_start))
 NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test -p newton-e2e --no-fail-fast \
-  --test orca_bridge --test orca_structural --test live_app
+  --test orca_bridge --test bridge_orca --test live_app
 echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s, tests ran in $((SECONDS - orca48_start - orca48_root_s)) s" \
   | tee -a "$NEWTON_TEST_SUMMARY"
 
