@@ -20,14 +20,6 @@ impl KeyPhase {
             KeyPhase::Release => 1,
         }
     }
-
-    /// The xdotool command for this phase.
-    pub(crate) fn xdotool_command(self) -> &'static str {
-        match self {
-            KeyPhase::Press => "keydown",
-            KeyPhase::Release => "keyup",
-        }
-    }
 }
 
 const SHIFT: i16 = 1;
