@@ -438,6 +438,34 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_installed_orca_version_from_a_dpkg_status_file() {
+        let status = "Package: orca-sounds\nStatus: install ok installed\nVersion: 1\n\n\
+                      Package: orca\nStatus: deinstall ok config-files\nVersion: 43.1-1\n\n\
+                      Package: orca\nStatus: install ok installed\nVersion: 48.1-1+deb13u2\n";
+        let version = super::installed_version(status, "orca").expect("orca is installed");
+        assert_eq!(version, "48.1-1+deb13u2");
+        let version = super::OrcaVersion { package: version };
+        assert_eq!(version.major(), 48);
+        assert!(version.reads_keys_from_x());
+        assert_eq!(version.golden_dir(), Some("orca48"));
+        let old = super::OrcaVersion {
+            package: "43.1-1".into(),
+        };
+        assert!(!old.reads_keys_from_x());
+        assert_eq!(old.golden_dir(), None);
+    }
+
+    #[test]
+    fn splits_modifiers_into_the_atspi_mask() {
+        assert_eq!(
+            super::atspi_modifiers("shift+alt+Down").ok(),
+            Some((9, "Down"))
+        );
+        assert_eq!(super::atspi_modifiers("h").ok(), Some((0, "h")));
+        assert!(super::atspi_modifiers("ctrl+h").is_err());
+    }
+
+    #[test]
     fn ignores_an_unterminated_utterance() {
         assert!(extract_speech("SPEECH OUTPUT: 'cut off").is_empty());
     }
