@@ -8,6 +8,8 @@
 #   NEWTON_E2E_SKIP_ORCA=1  skip (loudly) the Orca tests; NEWTON_E2E_KEEP=1 keeps session dirs.
 #   Under CI (CI set) NEWTON_E2E_SKIP_ORCA and NEWTON_UPDATE_GOLDENS are refused.
 #   The test summary (skips, reruns, stale-binary warnings, allow-list counts) is printed last.
+#   The Orca tests run twice: host Orca 43.1, then Orca 48.1 from a Debian 13 root built by
+#   scripts/orca48-root.sh into target/orca48-root (fresh under CI); its time is in the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +28,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-lint) lint=0 ;;
     --no-deps) deps=0 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -72,6 +74,24 @@ step "cargo test --workspace"
 rm -f target/tmp/parity-latency.txt
 # --no-fail-fast: report every failing test binary, not just the first.
 cargo test --workspace --no-fail-fast
+
+step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
+# scripts/orca48-root.sh debootstraps trixie and installs Orca 48.1 + at-spi2-core 2.56 into
+# target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
+# under it and why: tests/README.md "Orca 48".
+orca48_start=$SECONDS
+if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
+  echo "[orca48] NEWTON_E2E_SKIP_ORCA=1: the Orca 48.1 pass was SKIPPED (root not built)" | tee -a "$NEWTON_TEST_SUMMARY"
+else
+  orca48_fresh=()
+  [[ -n "${CI:-}" && "${CI}" != "false" ]] && orca48_fresh=(--fresh)
+  scripts/orca48-root.sh "${orca48_fresh[@]}" target/orca48-root
+  orca48_root_s=$((SECONDS - orca48_start))
+  NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test -p newton-e2e --no-fail-fast \
+    --test orca_bridge --test bridge_orca --test live_app
+  echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s, tests ran in $((SECONDS - orca48_start - orca48_root_s)) s" \
+    | tee -a "$NEWTON_TEST_SUMMARY"
+fi
 
 # Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
 if [[ -f target/tmp/parity-latency.txt ]]; then

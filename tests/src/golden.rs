@@ -14,6 +14,16 @@ pub fn golden_path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The golden of Orca's speech for the Orca under test: `name` itself for Orca 43.1 (the
+/// original lists), `orca48/<name>` for Orca 48 — Orcas word things differently, so each keeps
+/// its own reviewed lists.
+pub fn orca_golden(name: &str) -> Result<String> {
+    Ok(match crate::OrcaVersion::current()?.golden_dir() {
+        Some(dir) => format!("{dir}/{name}"),
+        None => name.to_string(),
+    })
+}
+
 /// Compares `actual` with the golden file `name`. Returns a readable description of the first
 /// difference (path inside the JSON, expected and actual values) on mismatch. With
 /// NEWTON_UPDATE_GOLDENS=1 the golden is rewritten instead and the check passes.
@@ -23,6 +33,10 @@ pub fn check_golden(name: &str, actual: &Value) -> Result<()> {
         .map_err(|e| HarnessError::Other(e.to_string()))?
         + "\n";
     if update_goldens() {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(HarnessError::io(format!("create {}", parent.display())))?;
+        }
         std::fs::write(&path, pretty)
             .map_err(HarnessError::io(format!("write golden {}", path.display())))?;
         eprintln!("newton-e2e: rewrote golden {}", path.display());
@@ -37,7 +51,8 @@ pub fn check_golden(name: &str, actual: &Value) -> Result<()> {
     match first_difference(&expected, actual, "$") {
         None => Ok(()),
         Some(diff) => {
-            let actual_path = std::env::temp_dir().join(format!("newton-e2e-actual-{name}"));
+            let actual_path =
+                std::env::temp_dir().join(format!("newton-e2e-actual-{}", name.replace('/', "-")));
             let _ = std::fs::write(&actual_path, &pretty);
             Err(HarnessError::Other(format!(
                 "output differs from golden {}:\n{diff}\nfull actual output: {}\n\

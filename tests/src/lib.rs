@@ -17,6 +17,7 @@ mod bridge;
 mod bus;
 mod error;
 mod golden;
+mod keys;
 mod lock;
 mod orca;
 mod paths;
@@ -25,19 +26,22 @@ mod session;
 mod stepped;
 mod summary;
 mod wait;
+mod xdo;
 
 pub use bridge::{fixture, Bridge, Replay};
 pub use bus::BusClient;
 pub use error::{HarnessError, Result};
-pub use golden::{check_golden, first_difference, golden_path};
+pub use golden::{check_golden, first_difference, golden_path, orca_golden};
+pub use keys::{registry_key, KeyPhase};
 pub use lock::OrcaLock;
-pub use orca::{extract_speech, Orca, OrcaSpeech};
+pub use orca::{extract_speech, orca_command, orca_root, Orca, OrcaSpeech, OrcaVersion};
 pub use paths::{bridge_binary, py_script, python, workspace_root};
 pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
 pub use stepped::SteppedReplay;
 pub use summary::{summary_note, summary_path};
 pub use wait::wait_until;
+pub use xdo::{find_window, xdotool};
 
 /// True when the caller asked to skip Orca tests. Tests print a loud message when they skip
 /// (and note it in the test summary, see [`summary_note`]); any other value (or none) runs

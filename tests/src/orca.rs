@@ -1,6 +1,14 @@
-//! A real Orca 43.1 in a test session: start, wait until it listens, stop, read its speech.
+//! A real Orca in a test session: start, wait until it listens, stop, read its speech.
+//!
+//! Two Orcas are supported: the host's (Debian 12, Orca 43.1) and, when `NEWTON_ORCA_ROOT` names
+//! a root built by `scripts/orca48-root.sh`, Debian 13's Orca 48.1 with its own libatspi 2.56.
+//! That Orca runs chrooted in a private mount namespace (`unshare --mount`) that sees the host's
+//! /tmp (session directory, bus sockets, X socket), /dev and a fresh /proc; the mounts exist only
+//! in that namespace, so they vanish with Orca's process however it ends: nothing to unmount.
+//! The private buses, Xvfb, the registry and the bridge stay on the host.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use crate::process::pid_alive;
@@ -54,7 +62,7 @@ impl Orca {
         let prefs = session.dir().join("orca-prefs");
         std::fs::create_dir_all(&prefs)
             .map_err(HarnessError::io(format!("create {}", prefs.display())))?;
-        let mut cmd = session.command("orca");
+        let mut cmd = orca_command(session, "orca")?;
         cmd.arg(format!("--debug-file={}", debug_file.display()))
             .arg("-u")
             .arg(&prefs);
@@ -70,6 +78,56 @@ impl Orca {
 
     pub fn pid(&self) -> u32 {
         self.pid
+    }
+
+    /// One press or release of the X key `name`, the way this Orca reads keys: through the
+    /// registry for Orca 43 (returns whether it consumed it). For Orca 48, which reads the X
+    /// server, the press is a whole real X key (`xdotool key`: press and release) and the
+    /// release does nothing (returns `None`): a key held down on Xvfb auto-repeats, and Orca
+    /// 48 echoed the repeats for as long as the test took to push the application's reaction.
+    pub fn key_event(
+        &self,
+        session: &mut TestSession,
+        phase: crate::KeyPhase,
+        name: &str,
+    ) -> Result<Option<bool>> {
+        if OrcaVersion::current()?.reads_keys_from_x() {
+            if phase == crate::KeyPhase::Press {
+                self.press(session, &format!("key-{name}"), name)?;
+            }
+            return Ok(None);
+        }
+        crate::registry_key(&session.a11y_client()?, phase, name).map(Some)
+    }
+
+    /// Presses and releases `key` (xdotool's form: `KP_Enter`, `shift+alt+Down`) the way this
+    /// Orca reads keys. Orca 43 learns keys only from the registry's key listeners, so the key is
+    /// injected there (tests/py/inject_key.py) and the answer says whether Orca consumed it.
+    /// Orca 48 reads keys from the X server itself and registers no key listener, so the key is
+    /// a real X key (`xdotool key`, to the focused X window) and `None` is returned: whether Orca
+    /// took it shows in what it says and in the application not acting on it.
+    ///
+    /// Either way it returns once Orca has handled the key: the registry call is synchronous,
+    /// and after an X key the harness waits for Orca to go idle. Without that wait Orca 48
+    /// presented the key only after a replayed reaction had already arrived, found the new
+    /// focus itself (Collection) while presenting the key, and then stayed silent for the
+    /// focus event ("OK button." missing after Tab in egui-form-focus) — an order no real
+    /// application produces, since it reacts to the key after it was sent.
+    pub fn press(&self, session: &mut TestSession, label: &str, key: &str) -> Result<Option<bool>> {
+        let version = OrcaVersion::current()?;
+        if version.reads_keys_from_x() {
+            crate::xdotool(session, label, &["key", "--clearmodifiers", key])?;
+            self.wait_idle(session)?;
+            return Ok(None);
+        }
+        let (modifiers, name) = atspi_modifiers(key)?;
+        let mut inject = session.command(crate::python());
+        inject
+            .arg(crate::py_script("inject_key.py"))
+            .arg(format!("--modifiers={modifiers}"))
+            .arg(name);
+        let out = session.run_ok(label, inject, Duration::from_secs(30))?;
+        Ok(Some(out.contains(&format!("{name} press consumed=True"))))
     }
 
     /// Waits until Orca has been idle (no CPU time used) for one second, i.e. it has processed
@@ -133,6 +191,139 @@ impl Orca {
             utterances: extract_speech(&text),
             debug_file: self.debug_file.clone(),
         })
+    }
+}
+
+/// Splits "shift+alt+Down" into the AT-SPI modifier mask and the key name. The bits are
+/// pyatspi's `MODIFIER_SHIFT` (0) and `MODIFIER_ALT` (3), as Orca's keybindings.py masks them.
+fn atspi_modifiers(key: &str) -> Result<(u16, &str)> {
+    let mut mask = 0;
+    let mut rest = key;
+    while let Some((modifier, tail)) = rest.split_once('+') {
+        mask |= match modifier {
+            "shift" => 1 << 0,
+            "alt" => 1 << 3,
+            other => {
+                return Err(HarnessError::Other(format!(
+                    "unknown modifier {other:?} in {key:?}"
+                )))
+            }
+        };
+        rest = tail;
+    }
+    Ok((mask, rest))
+}
+
+/// The root holding the Orca under test (`NEWTON_ORCA_ROOT`, absolute or relative to the
+/// workspace), or `None` for the host's Orca.
+pub fn orca_root() -> Option<PathBuf> {
+    // A relative path is taken from the workspace root (cargo runs tests in the crate's
+    // directory, children in the session directory).
+    std::env::var_os("NEWTON_ORCA_ROOT")
+        .filter(|v| !v.is_empty())
+        .map(|v| crate::workspace_root().join(v))
+}
+
+/// The Orca under test, by its Debian package version (`43.1-1`, `48.1-1+deb13u2`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrcaVersion {
+    pub package: String,
+}
+
+impl OrcaVersion {
+    /// The Orca of this run: read from the dpkg database of the host or of `NEWTON_ORCA_ROOT`.
+    pub fn current() -> Result<OrcaVersion> {
+        let root = orca_root().unwrap_or_else(|| PathBuf::from("/"));
+        let status = root.join("var/lib/dpkg/status");
+        let text = std::fs::read_to_string(&status)
+            .map_err(HarnessError::io(format!("read {}", status.display())))?;
+        let package = installed_version(&text, "orca").ok_or_else(|| {
+            HarnessError::Other(format!(
+                "no installed orca package in {} (install it, or build the Orca 48 root \
+                 with scripts/orca48-root.sh)",
+                status.display()
+            ))
+        })?;
+        Ok(OrcaVersion { package })
+    }
+
+    /// Major version: 43 on Debian 12, 48 on Debian 13.
+    pub fn major(&self) -> u32 {
+        self.package
+            .split(['.', '-', ':'])
+            .next()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Orca 48 and later read keys themselves (X server on X11) instead of from the registry's
+    /// key listeners: keys injected through `NotifyListenersSync` never reach them.
+    pub fn reads_keys_from_x(&self) -> bool {
+        self.major() >= 48
+    }
+
+    /// Directory suffix for per-version reference lists: `""` for Orca 43 (the original lists),
+    /// `"orca48"` for Orca 48.
+    pub fn golden_dir(&self) -> Option<&'static str> {
+        (self.major() >= 48).then_some("orca48")
+    }
+}
+
+/// The `Version:` of an installed package in a dpkg status file.
+fn installed_version(status: &str, package: &str) -> Option<String> {
+    status.split("\n\n").find_map(|stanza| {
+        let mut lines = stanza.lines();
+        let is_it = lines.clone().any(|l| l == format!("Package: {package}"));
+        let installed = lines.clone().any(|l| l == "Status: install ok installed");
+        if !(is_it && installed) {
+            return None;
+        }
+        lines.find_map(|l| l.strip_prefix("Version: ").map(str::to_string))
+    })
+}
+
+/// Mounts the host's /tmp, /dev and a fresh /proc into the root, then execs the command chrooted.
+/// Runs as `unshare --mount --propagation private -- /bin/sh -euc SCRIPT root program args…`;
+/// every step execs, so the PID the harness tracks is the program's own.
+const ROOTED_EXEC: &str = r#"root=$1; shift
+mount -t proc proc "$root/proc"
+mount --rbind /dev "$root/dev"
+mount --rbind /tmp "$root/tmp"
+exec chroot "$root" "$@""#;
+
+/// A session command running `program` from the Orca root when `NEWTON_ORCA_ROOT` is set (with
+/// the session's environment and paths, which lie under /tmp), else from the host.
+pub fn orca_command(session: &TestSession, program: &str) -> Result<Command> {
+    let Some(root) = orca_root() else {
+        return Ok(session.command(program));
+    };
+    check_root(&root)?;
+    let mut cmd = session.command("unshare");
+    cmd.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-euc",
+    ])
+    .arg(ROOTED_EXEC)
+    .arg("orca-root")
+    .arg(&root)
+    .arg(program);
+    Ok(cmd)
+}
+
+fn check_root(root: &Path) -> Result<()> {
+    if root.join(".newton-orca48-ready").is_file() {
+        Ok(())
+    } else {
+        Err(HarnessError::Other(format!(
+            "NEWTON_ORCA_ROOT={} is not a finished Orca root: build it with \
+             `scripts/orca48-root.sh {}`",
+            root.display(),
+            root.display()
+        )))
     }
 }
 
@@ -244,6 +435,34 @@ mod tests {
             extract_speech(log),
             vec!["OK push button.", "First line\nit's second", "OK button"]
         );
+    }
+
+    #[test]
+    fn reads_the_installed_orca_version_from_a_dpkg_status_file() {
+        let status = "Package: orca-sounds\nStatus: install ok installed\nVersion: 1\n\n\
+                      Package: orca\nStatus: deinstall ok config-files\nVersion: 43.1-1\n\n\
+                      Package: orca\nStatus: install ok installed\nVersion: 48.1-1+deb13u2\n";
+        let version = super::installed_version(status, "orca").expect("orca is installed");
+        assert_eq!(version, "48.1-1+deb13u2");
+        let version = super::OrcaVersion { package: version };
+        assert_eq!(version.major(), 48);
+        assert!(version.reads_keys_from_x());
+        assert_eq!(version.golden_dir(), Some("orca48"));
+        let old = super::OrcaVersion {
+            package: "43.1-1".into(),
+        };
+        assert!(!old.reads_keys_from_x());
+        assert_eq!(old.golden_dir(), None);
+    }
+
+    #[test]
+    fn splits_modifiers_into_the_atspi_mask() {
+        assert_eq!(
+            super::atspi_modifiers("shift+alt+Down").ok(),
+            Some((9, "Down"))
+        );
+        assert_eq!(super::atspi_modifiers("h").ok(), Some((0, "h")));
+        assert!(super::atspi_modifiers("ctrl+h").is_err());
     }
 
     #[test]

@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use newton_e2e::{orca_tests_skipped, py_script, python, Orca, SessionOptions, TestSession};
+use newton_e2e::{
+    find_window, orca_tests_skipped, py_script, python, Orca, SessionOptions, TestSession,
+};
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -31,32 +33,12 @@ fn session_with_gtk_app() -> (TestSession, String) {
     session
         .wait_for_app("BridgeTest", pid)
         .expect("GTK app registers on the a11y bus");
-    let mut search = session.command("xdotool");
-    search.args([
-        "search",
-        "--sync",
-        "--onlyvisible",
-        "--name",
-        "^BridgeTest$",
-    ]);
-    let out = session
-        .run_ok("xdotool-search", search, STEP_TIMEOUT)
-        .expect("find the BridgeTest window");
-    let window = out
-        .lines()
-        .next()
-        .expect("xdotool printed a window id")
-        .trim()
-        .to_string();
+    let window = find_window(&mut session, "BridgeTest").expect("find the BridgeTest window");
     (session, window)
 }
 
 fn xdotool(session: &mut TestSession, label: &str, args: &[&str]) {
-    let mut cmd = session.command("xdotool");
-    cmd.args(args);
-    session
-        .run_ok(label, cmd, STEP_TIMEOUT)
-        .expect("xdotool succeeds");
+    newton_e2e::xdotool(session, label, args).expect("xdotool succeeds");
 }
 
 fn inject_keys(session: &mut TestSession, label: &str, keys: &[&str]) -> String {
