@@ -551,16 +551,13 @@ fn app_names(client: &BusClient) -> Vec<String> {
     children
         .iter()
         .filter_map(|(bus, path)| {
-            let value: zbus::zvariant::OwnedValue = client
-                .call(
+            client
+                .get(
+                    &newton_atspi_client::calls::accessible::NAME,
                     bus,
                     path.as_str(),
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    &("org.a11y.atspi.Accessible", "Name"),
                 )
-                .ok()?;
-            String::try_from(value).ok()
+                .ok()
         })
         .collect()
 }

@@ -136,12 +136,18 @@ fn notify_key(a11y: &BusClient, kind: u32, name: &str) -> bool {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let timestamp = i32::try_from(millis & 0x7fff_ffff).unwrap_or(0);
-    let event = (kind, keysym, keycode, 0i16, timestamp, string, is_text);
-    a11y.call(
-        "org.a11y.atspi.Registry",
-        "/org/a11y/atspi/registry/deviceeventcontroller",
-        "org.a11y.atspi.DeviceEventController",
-        "NotifyListenersSync",
+    let event = (
+        kind,
+        keysym,
+        keycode,
+        0,
+        timestamp,
+        string.to_owned(),
+        is_text,
+    );
+    a11y.call_fixed(
+        &newton_atspi_client::calls::device_event_controller::NOTIFY_LISTENERS_SYNC,
+        newton_atspi_client::calls::REGISTRY,
         &(event,),
     )
     .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}"))
