@@ -241,6 +241,7 @@ pub mod application {
     pub const INTERFACE: &str = "org.a11y.atspi.Application";
     pub const GET_APPLICATION_BUS_ADDRESS: Method<(), String> =
         method(INTERFACE, "GetApplicationBusAddress");
+    pub const TOOLKIT_NAME: Property<String> = property(INTERFACE, "ToolkitName");
 }
 
 /// `org.a11y.atspi.Component`.
@@ -263,6 +264,7 @@ pub mod action {
         method(INTERFACE, "GetActions");
     pub const GET_NAME: Method<(i32,), String> = method(INTERFACE, "GetName");
     pub const DO_ACTION: Method<(i32,), bool> = method(INTERFACE, "DoAction");
+    pub const N_ACTIONS: Property<i32> = property(INTERFACE, "NActions");
 }
 
 /// `org.a11y.atspi.Text`.
@@ -312,6 +314,11 @@ pub mod registry {
     /// `(listener bus name, event)` of every registration.
     pub const GET_REGISTERED_EVENTS: Method<(), Vec<(String, String)>> =
         method_at(INTERFACE, "GetRegisteredEvents", REGISTRY_PATH);
+    /// Registers the caller as a listener for an event (`object:children-changed`).
+    pub const REGISTER_EVENT: Method<(String,), ()> =
+        method_at(INTERFACE, "RegisterEvent", REGISTRY_PATH);
+    pub const DEREGISTER_EVENT: Method<(String,), ()> =
+        method_at(INTERFACE, "DeregisterEvent", REGISTRY_PATH);
 }
 
 /// `org.a11y.atspi.DeviceEventController` (the registry's key event hub).

@@ -1251,22 +1251,7 @@ fn wait_for_app_gone(session: &TestSession, app_name: &str) {
     newton_e2e::wait_until(
         "the first application to leave the desktop",
         session.ready_timeout(),
-        || {
-            let children = client.desktop_children()?;
-            Ok(!children.iter().any(|(bus, path)| {
-                client
-                    .call::<_, zbus::zvariant::OwnedValue>(
-                        bus,
-                        path.as_str(),
-                        "org.freedesktop.DBus.Properties",
-                        "Get",
-                        &("org.a11y.atspi.Accessible", "Name"),
-                    )
-                    .ok()
-                    .and_then(|v| String::try_from(v).ok())
-                    .is_some_and(|name| name == app_name)
-            }))
-        },
+        || Ok(client.applications_named(app_name)?.is_empty()),
     )
     .expect("the first side's application leaves the desktop");
 }
