@@ -457,10 +457,9 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
     let bus = client.app_bus("P2P app");
     let address: String = client
         .call(
+            &calls::application::GET_APPLICATION_BUS_ADDRESS,
             &bus,
             ROOT,
-            "org.a11y.atspi.Application",
-            "GetApplicationBusAddress",
             &(),
         )
         .expect("the app offers a peer-to-peer address");
@@ -485,19 +484,10 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
             .build()
             .await
             .map_err(std::io::Error::other)?;
-        let reply = conn
-            .call_method(
-                None::<&str>,
-                ROOT,
-                Some("org.freedesktop.DBus.Properties"),
-                "Get",
-                &(ACCESSIBLE, "Name"),
-            )
+        accessible::NAME
+            .get(&conn, "", ROOT)
             .await
-            .map_err(std::io::Error::other)?;
-        let name: zbus::zvariant::OwnedValue =
-            reply.body().deserialize().map_err(std::io::Error::other)?;
-        String::try_from(name).map_err(std::io::Error::other)
+            .map_err(std::io::Error::other)
     })
     .expect("a peer-to-peer call is answered while clients stall");
     assert_eq!(direct, "P2P app");

@@ -150,12 +150,11 @@ fn actions_for_a_sender_that_never_reads_are_bounded_and_dropped() {
     let mut failures = Vec::new();
     for _ in 0..ACTIONS {
         let start = Instant::now();
-        let reply: zbus::Result<bool> = client.call(
+        let reply = client.call(
+            &calls::action::DO_ACTION,
             &deaf_target.bus,
             &deaf_target.button,
-            "org.a11y.atspi.Action",
-            "DoAction",
-            &(0i32,),
+            &(0,),
         );
         let elapsed = start.elapsed();
         took.push(elapsed);

@@ -255,10 +255,9 @@ fn clients_looping_costly_calls_do_not_hold_up_another_application() {
     let calm_bus = client.app_bus(CALM_APP);
     let p2p: String = client
         .call(
+            &calls::application::GET_APPLICATION_BUS_ADDRESS,
             &big_bus,
             ROOT,
-            "org.a11y.atspi.Application",
-            "GetApplicationBusAddress",
             &(),
         )
         .expect("the bridge offers a peer-to-peer address");

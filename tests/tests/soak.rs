@@ -129,7 +129,7 @@ fn walker(address: String, apps: Vec<String>, stop: Arc<AtomicBool>) -> (u64, Ve
             for (_, row) in rows.unwrap_or_default().iter().step_by(97) {
                 let name = client.name(bus, row);
                 record(name.map(|_| ()).map_err(|e| e.to_string()), &mut calls);
-                let role: zbus::Result<u32> = client.call(bus, row, ACCESSIBLE, "GetRole", &());
+                let role: zbus::Result<u32> = client.call(&accessible::GET_ROLE, bus, row, &());
                 record(role.map(|_| ()).map_err(|e| e.to_string()), &mut calls);
             }
         }

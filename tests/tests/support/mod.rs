@@ -12,13 +12,11 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use newton_atspi_client::calls::{self, accessible, Method, REGISTRY, ROOT};
 use newton_e2e::{bridge_binary, wait_until, SessionOptions, TestSession};
 use serde_json::{json, Value};
-use zbus::zvariant::OwnedValue;
 
 use crate::{ROUNDS, WAIT};
-pub const ROOT: &str = "/org/a11y/atspi/accessible/root";
-pub const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
 pub const CALM_APP: &str = "Calm app";
 /// Buttons in the calm application's window.
 pub const CALM_BUTTONS: u64 = 20;
@@ -229,7 +227,7 @@ pub fn button(label: &str) -> Value {
 }
 
 // ---------------------------------------------------------------------------------------------
-// An AT client: raw zbus calls on the a11y bus.
+// An AT client on the a11y bus: newton-atspi-client's declared calls.
 // ---------------------------------------------------------------------------------------------
 
 #[derive(Clone)]
@@ -246,49 +244,34 @@ impl Client {
         Client { conn }
     }
 
-    pub fn call<B, R>(
+    /// Calls `method` (declared in newton-atspi-client) on `path` of `dest`.
+    pub fn call<A, R>(
         &self,
+        method: &Method<A, R>,
         dest: &str,
         path: &str,
-        iface: &str,
-        method: &str,
-        body: &B,
+        args: &A,
     ) -> zbus::Result<R>
     where
-        B: serde::Serialize + zbus::zvariant::DynamicType,
+        A: serde::Serialize + zbus::zvariant::DynamicType,
         R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
     {
-        async_io::block_on(async {
-            let reply = self
-                .conn
-                .call_method(Some(dest), path, Some(iface), method, body)
-                .await?;
-            reply.body().deserialize::<R>()
-        })
+        method.call_blocking(&self.conn, dest, path, args)
     }
 
     pub fn name(&self, dest: &str, path: &str) -> zbus::Result<String> {
-        let value: OwnedValue = self.call(
-            dest,
-            path,
-            "org.freedesktop.DBus.Properties",
-            "Get",
-            &(ACCESSIBLE, "Name"),
-        )?;
-        String::try_from(value).map_err(zbus::Error::from)
+        accessible::NAME.get_blocking(&self.conn, dest, path)
     }
 
     pub fn children(&self, dest: &str, path: &str) -> zbus::Result<Vec<ObjRef>> {
-        self.call(dest, path, ACCESSIBLE, "GetChildren", &())
+        self.call(&accessible::GET_CHILDREN, dest, path, &())
     }
 
     /// Names of the applications on the desktop.
     pub fn app_names(&self) -> Vec<String> {
-        let apps = self
-            .children("org.a11y.atspi.Registry", ROOT)
-            .unwrap_or_default();
+        let apps = self.children(REGISTRY, ROOT).unwrap_or_default();
         apps.iter()
-            .filter_map(|(bus, _)| self.name(bus, ROOT).ok())
+            .filter_map(|(bus, path)| self.name(bus, path.as_str()).ok())
             .collect()
     }
 
@@ -296,13 +279,10 @@ impl Client {
     pub fn app_bus(&self, app: &str) -> String {
         let mut found = None;
         wait_until(&format!("application `{app}` on the desktop"), WAIT, || {
-            let apps = self
-                .children("org.a11y.atspi.Registry", ROOT)
-                .unwrap_or_default();
-            found = apps
+            found = async_io::block_on(calls::applications_named(&self.conn, app))
+                .unwrap_or_default()
                 .into_iter()
-                .map(|(bus, _)| bus)
-                .find(|bus| self.name(bus, ROOT).is_ok_and(|n| n == app));
+                .next();
             Ok(found.is_some())
         })
         .unwrap_or_else(|_| panic!("`{app}` never appeared; desktop: {:?}", self.app_names()));
@@ -373,18 +353,17 @@ pub fn run_mix(client: &Client, target: &Target, rounds: usize) -> Pass {
         let answers = [
             timed(&mut pass, || client.name(&target.bus, &target.button)),
             timed(&mut pass, || {
-                client.call::<_, u32>(&target.bus, &target.button, ACCESSIBLE, "GetRole", &())
+                client.call(&accessible::GET_ROLE, &target.bus, &target.button, &())
             }),
             timed(&mut pass, || {
-                client.call::<_, Vec<u32>>(&target.bus, &target.button, ACCESSIBLE, "GetState", &())
+                client.call(&accessible::GET_STATE, &target.bus, &target.button, &())
             }),
             timed(&mut pass, || {
-                client.call::<_, ObjRef>(
+                client.call(
+                    &accessible::GET_CHILD_AT_INDEX,
                     &target.bus,
                     &target.window,
-                    ACCESSIBLE,
-                    "GetChildAtIndex",
-                    &(0i32,),
+                    &(0,),
                 )
             }),
         ];
