@@ -165,6 +165,15 @@ where
             .await
     }
 
+    /// Sets the property of `path` on `dest` (`org.freedesktop.DBus.Properties.Set`).
+    pub async fn set(&self, conn: &Connection, dest: &str, path: &str, value: T) -> zbus::Result<()>
+    where
+        T: Into<zbus::zvariant::Value<'static>>,
+    {
+        let args = (self.interface.into(), self.name.into(), value.into());
+        properties::SET.call(conn, dest, path, &args).await
+    }
+
     /// [`Property::get`], blocking the calling thread.
     pub fn get_blocking(&self, conn: &Connection, dest: &str, path: &str) -> zbus::Result<T> {
         async_io::block_on(self.get(conn, dest, path))
@@ -195,6 +204,8 @@ pub mod properties {
     use super::*;
     pub const GET: Method<(String, String), OwnedValue> =
         method("org.freedesktop.DBus.Properties", "Get");
+    pub const SET: Method<(String, String, zbus::zvariant::Value<'static>), ()> =
+        method("org.freedesktop.DBus.Properties", "Set");
 }
 
 /// `org.freedesktop.DBus.Peer` (on any path; the bridge and the bus answer on `/`).
@@ -212,6 +223,19 @@ pub mod bus {
     pub const NAME_HAS_OWNER: Method<(String,), bool> = method_at(NAME, "NameHasOwner", PATH);
     pub const GET_CONNECTION_UNIX_PROCESS_ID: Method<(String,), u32> =
         method_at(NAME, "GetConnectionUnixProcessID", PATH);
+}
+
+/// at-spi-bus-launcher on the session bus: `org.a11y.Bus` and `org.a11y.Status`.
+pub mod launcher {
+    use super::*;
+    /// The launcher's well-known name on the session bus.
+    pub const NAME: &str = "org.a11y.Bus";
+    /// The launcher's object.
+    pub const PATH: &str = "/org/a11y/bus";
+    /// The accessibility bus's address.
+    pub const GET_ADDRESS: Method<(), String> = method_at(NAME, "GetAddress", PATH);
+    /// Whether assistive technology is on (GNOME sets it when a screen reader starts).
+    pub const IS_ENABLED: Property<bool> = property("org.a11y.Status", "IsEnabled");
 }
 
 /// `org.a11y.atspi.Accessible`.

@@ -2,7 +2,7 @@
 //! test queries: every call names a declaration of newton-atspi-client's `calls`.
 
 use newton_atspi_client::calls::{
-    self, accessible, bus, registry, Method, Property, REGISTRY, ROOT,
+    self, accessible, bus, device_event_controller, registry, Method, Property, REGISTRY, ROOT,
 };
 use newton_atspi_client::wire::ObjectRef;
 use zbus::connection::Builder;
@@ -115,6 +115,36 @@ impl BusClient {
             }
         }
         Ok(events)
+    }
+
+    /// Offers one key event to the registry's key listeners (Orca) through
+    /// `DeviceEventController.NotifyListenersSync` (signature `(uinnisb)`, which gdbus cannot
+    /// send), stamped with the current time; true when a listener consumed it.
+    pub fn notify_key(
+        &self,
+        kind: u32,
+        (keysym, keycode, modifiers): (i32, i16, i16),
+        string: &str,
+        is_text: bool,
+    ) -> Result<bool> {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let timestamp = i32::try_from(millis & 0x7fff_ffff).unwrap_or(0);
+        let event = (
+            kind,
+            keysym,
+            keycode,
+            modifiers,
+            timestamp,
+            string.to_owned(),
+            is_text,
+        );
+        self.call_fixed(
+            &device_event_controller::NOTIFY_LISTENERS_SYNC,
+            REGISTRY,
+            &(event,),
+        )
     }
 
     /// The applications embedded in the desktop (registry's root children).

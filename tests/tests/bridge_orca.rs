@@ -132,25 +132,8 @@ const RELEASE: u32 = 1;
 /// gdbus cannot send); returns whether a listener (Orca) consumed it.
 fn notify_key(a11y: &BusClient, kind: u32, name: &str) -> bool {
     let (keysym, keycode, string, is_text) = key(name);
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let timestamp = i32::try_from(millis & 0x7fff_ffff).unwrap_or(0);
-    let event = (
-        kind,
-        keysym,
-        keycode,
-        0,
-        timestamp,
-        string.to_owned(),
-        is_text,
-    );
-    a11y.call_fixed(
-        &newton_atspi_client::calls::device_event_controller::NOTIFY_LISTENERS_SYNC,
-        newton_atspi_client::calls::REGISTRY,
-        &(event,),
-    )
-    .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}"))
+    a11y.notify_key(kind, (keysym, keycode, 0), string, is_text)
+        .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}"))
 }
 
 /// A dbus-monitor of the whole a11y bus, for diagnosing what the bridge emitted (optional: the
