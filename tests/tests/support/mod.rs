@@ -48,9 +48,21 @@ pub fn start_bridge_with_env(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (u32, PathBuf) {
+    start_bridge_configured(session, extra, |cmd| {
+        cmd.envs(env.iter().copied());
+    })
+}
+
+/// [`start_bridge`] with the bridge's command adjusted by `configure` first (environment,
+/// resource limits).
+pub fn start_bridge_configured(
+    session: &mut TestSession,
+    extra: &[&str],
+    configure: impl FnOnce(&mut std::process::Command),
+) -> (u32, PathBuf) {
     let socket = session.dir().join("bridge.sock");
     let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
-    cmd.envs(env.iter().copied());
+    configure(&mut cmd);
     cmd.arg("serve")
         .arg("--socket")
         .arg(&socket)
