@@ -324,6 +324,28 @@ pub mod value {
     pub const MAXIMUM_VALUE: Property<f64> = property(INTERFACE, "MaximumValue");
 }
 
+/// `org.a11y.atspi.Collection`.
+pub mod collection {
+    use super::*;
+    pub const INTERFACE: &str = "org.a11y.atspi.Collection";
+    /// A match rule `(aiia{ss}iaiiasib)`: states and their match type, attributes and
+    /// theirs, roles and theirs, interfaces and theirs, and whether to invert.
+    pub type MatchRule = (
+        Vec<i32>,
+        i32,
+        HashMap<String, String>,
+        i32,
+        Vec<i32>,
+        i32,
+        Vec<String>,
+        i32,
+        bool,
+    );
+    /// `(rule, sort order, count (0: all), traverse)` → the matching objects.
+    pub const GET_MATCHES: Method<(MatchRule, u32, i32, bool), Vec<ObjectRef>> =
+        method(INTERFACE, "GetMatches");
+}
+
 /// `org.a11y.atspi.Cache` (on [`CACHE_PATH`]).
 pub mod cache {
     use super::*;

@@ -218,23 +218,22 @@ fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
 /// call walks the whole tree and answers an empty list.
 fn costly_call(conn: &zbus::Connection) -> zbus::Result<()> {
     let rule = (
-        Vec::<i32>::new(),
-        0i32,
-        std::collections::HashMap::<String, String>::new(),
-        0i32,
-        Vec::<i32>::new(),
-        0i32,
+        Vec::new(),
+        0,
+        std::collections::HashMap::new(),
+        0,
+        Vec::new(),
+        0,
         vec!["Table".to_owned()],
-        1i32,
+        1,
         false,
     );
-    async_io::block_on(conn.call_method(
-        None::<&str>,
+    calls::collection::GET_MATCHES.call_blocking(
+        conn,
+        "",
         "/org/a11y/atspi/accessible/1_1",
-        Some("org.a11y.atspi.Collection"),
-        "GetMatches",
-        &(rule, 0u32, 0i32, true),
-    ))?;
+        &(rule, 0, 0, true),
+    )?;
     Ok(())
 }
 
