@@ -211,8 +211,15 @@ impl RawSender {
         serial
     }
 
-    /// Creates `surface` holding `window(title, buttons)` and waits until it landed cleanly.
-    pub fn show_window(&mut self, surface: u32, title: &str, label: &str, buttons: u64) {
+    /// Creates `surface` holding `window(title, buttons)` and waits until it landed cleanly;
+    /// returns the bridge messages that came meanwhile (`updatesWanted`/`updatesUnwanted`).
+    pub fn show_window(
+        &mut self,
+        surface: u32,
+        title: &str,
+        label: &str,
+        buttons: u64,
+    ) -> Vec<Value> {
         self.create_surface(surface, title);
         self.commit(surface, window(title, label, buttons));
         self.send_message(&SenderMessage::Focus {
@@ -223,6 +230,7 @@ impl RawSender {
             replies.iter().all(|m| m.get("rejected").is_none()),
             "the window was rejected: {replies:?}"
         );
+        replies
     }
 }
 
