@@ -41,6 +41,9 @@ pub const REGISTRY_PATH: &str = "/org/a11y/atspi/registry";
 /// The path of the null object reference.
 pub const NULL_PATH: &str = "/org/a11y/atspi/null";
 
+/// `(x, y, width, height)`: a box as Component and Text answer it.
+pub type Extents = (i32, i32, i32, i32);
+
 /// One D-Bus method: `A` is the argument tuple, `R` the reply body.
 pub struct Method<A, R> {
     pub interface: &'static str,
@@ -273,7 +276,7 @@ pub mod component {
     use super::*;
     pub const INTERFACE: &str = "org.a11y.atspi.Component";
     /// `(coord_type)` → `(x, y, width, height)`.
-    pub const GET_EXTENTS: Method<(u32,), (i32, i32, i32, i32)> = method(INTERFACE, "GetExtents");
+    pub const GET_EXTENTS: Method<(u32,), Extents> = method(INTERFACE, "GetExtents");
     /// `(x, y, coord_type)` → the object there.
     pub const GET_ACCESSIBLE_AT_POINT: Method<(i32, i32, u32), ObjectRef> =
         method(INTERFACE, "GetAccessibleAtPoint");
@@ -306,7 +309,7 @@ pub mod text {
     pub const GET_CHARACTER_AT_OFFSET: Method<(i32,), i32> =
         method(INTERFACE, "GetCharacterAtOffset");
     /// `(start, end, coord_type)` → `(x, y, width, height)`.
-    pub const GET_RANGE_EXTENTS: Method<(i32, i32, u32), (i32, i32, i32, i32)> =
+    pub const GET_RANGE_EXTENTS: Method<(i32, i32, u32), Extents> =
         method(INTERFACE, "GetRangeExtents");
     /// `(start, end, scroll type)`.
     pub const SCROLL_SUBSTRING_TO: Method<(i32, i32, u32), bool> =
