@@ -402,3 +402,176 @@ pub async fn applications_named(conn: &Connection, name: &str) -> zbus::Result<V
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zbus::zvariant::Type;
+
+    /// `(in, out)` signatures of a declaration, as D-Bus introspection writes them (the
+    /// argument tuple's parentheses dropped).
+    fn signatures<A: Type, R: Type>(method: &Method<A, R>) -> (String, String) {
+        let declared = format!("{}.{}", method.interface, method.member);
+        let strip = |s: String| {
+            s.strip_prefix('(')
+                .and_then(|s| s.strip_suffix(')'))
+                .map(str::to_owned)
+                .unwrap_or(s)
+        };
+        (
+            declared,
+            format!(
+                "{} -> {}",
+                strip(A::SIGNATURE.to_string()),
+                R::SIGNATURE.to_string().replace("()", "")
+            ),
+        )
+    }
+
+    /// Member names and signatures as at-spi2-core's xml/*.xml and the D-Bus specification
+    /// declare them (written down here, not derived from the code under test).
+    #[test]
+    fn declarations_match_the_interface_definitions() {
+        let table: Vec<(&str, &str, (String, String))> = vec![
+            (
+                "org.a11y.atspi.Accessible",
+                "GetChildren",
+                signatures(&accessible::GET_CHILDREN),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetChildAtIndex",
+                signatures(&accessible::GET_CHILD_AT_INDEX),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetIndexInParent",
+                signatures(&accessible::GET_INDEX_IN_PARENT),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetRole",
+                signatures(&accessible::GET_ROLE),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetRoleName",
+                signatures(&accessible::GET_ROLE_NAME),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetState",
+                signatures(&accessible::GET_STATE),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetAttributes",
+                signatures(&accessible::GET_ATTRIBUTES),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetRelationSet",
+                signatures(&accessible::GET_RELATION_SET),
+            ),
+            (
+                "org.a11y.atspi.Accessible",
+                "GetInterfaces",
+                signatures(&accessible::GET_INTERFACES),
+            ),
+            (
+                "org.a11y.atspi.Component",
+                "GetExtents",
+                signatures(&component::GET_EXTENTS),
+            ),
+            (
+                "org.a11y.atspi.Component",
+                "GetAccessibleAtPoint",
+                signatures(&component::GET_ACCESSIBLE_AT_POINT),
+            ),
+            (
+                "org.a11y.atspi.Action",
+                "GetActions",
+                signatures(&action::GET_ACTIONS),
+            ),
+            (
+                "org.a11y.atspi.Action",
+                "DoAction",
+                signatures(&action::DO_ACTION),
+            ),
+            (
+                "org.a11y.atspi.Text",
+                "GetText",
+                signatures(&text::GET_TEXT),
+            ),
+            (
+                "org.a11y.atspi.Text",
+                "GetTextAtOffset",
+                signatures(&text::GET_TEXT_AT_OFFSET),
+            ),
+            (
+                "org.a11y.atspi.Text",
+                "GetStringAtOffset",
+                signatures(&text::GET_STRING_AT_OFFSET),
+            ),
+            (
+                "org.a11y.atspi.Text",
+                "GetRangeExtents",
+                signatures(&text::GET_RANGE_EXTENTS),
+            ),
+            (
+                "org.a11y.atspi.Text",
+                "ScrollSubstringTo",
+                signatures(&text::SCROLL_SUBSTRING_TO),
+            ),
+            (
+                "org.a11y.atspi.Collection",
+                "GetMatches",
+                signatures(&collection::GET_MATCHES),
+            ),
+            (
+                "org.a11y.atspi.Cache",
+                "GetItems",
+                signatures(&cache::GET_ITEMS),
+            ),
+            (
+                "org.a11y.atspi.DeviceEventController",
+                "NotifyListenersSync",
+                signatures(&device_event_controller::NOTIFY_LISTENERS_SYNC),
+            ),
+            (
+                "org.a11y.atspi.Registry",
+                "RegisterEvent",
+                signatures(&registry::REGISTER_EVENT),
+            ),
+        ];
+        let expected = [
+            ("", "a(so)"),
+            ("i", "(so)"),
+            ("", "i"),
+            ("", "u"),
+            ("", "s"),
+            ("", "au"),
+            ("", "a{ss}"),
+            ("", "a(ua(so))"),
+            ("", "as"),
+            ("u", "(iiii)"),
+            ("iiu", "(so)"),
+            ("", "a(sss)"),
+            ("i", "b"),
+            ("ii", "s"),
+            ("iu", "(sii)"),
+            ("iu", "(sii)"),
+            ("iiu", "(iiii)"),
+            ("iiu", "b"),
+            ("(aiia{ss}iaiiasib)uib", "a(so)"),
+            ("", "a((so)(so)(so)iiassusau)"),
+            ("(uinnisb)", "b"),
+            ("s", ""),
+        ];
+        assert_eq!(table.len(), expected.len());
+        for ((interface, member, got), (args, reply)) in table.iter().zip(expected) {
+            assert_eq!(got.0, format!("{interface}.{member}"));
+            assert_eq!(got.1, format!("{args} -> {reply}"), "{interface}.{member}");
+        }
+    }
+}
