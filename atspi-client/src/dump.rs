@@ -6,14 +6,12 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::wire::{CacheItem, ObjectRef};
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
 use serde::Serialize;
-use zbus::zvariant::OwnedValue;
 
-const REGISTRY: &str = "org.a11y.atspi.Registry";
-const ROOT: &str = "/org/a11y/atspi/accessible/root";
-const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+use crate::calls::{accessible, action, cache, component, text, value, NULL_PATH, ROOT};
 
 /// One object as an AT sees it.
 #[derive(Debug, Serialize, Clone, PartialEq)]
@@ -64,14 +62,13 @@ impl Default for WalkLimits {
     }
 }
 
-use crate::wire::{CacheItem, ObjectRef};
-
 /// The desktop's applications: (bus name, name).
 pub async fn applications(conn: &zbus::Connection) -> zbus::Result<Vec<(String, String)>> {
-    let children = children(conn, REGISTRY, ROOT).await?;
+    let children = crate::calls::desktop_applications(conn).await?;
     let mut apps = Vec::new();
     for (bus, path) in children {
-        let name = string_property(conn, &bus, path.as_str(), "Name")
+        let name = accessible::NAME
+            .get(conn, &bus, path.as_str())
             .await
             .unwrap_or_default();
         apps.push((bus, name));
@@ -117,12 +114,12 @@ pub async fn object_at(
 ) -> Result<String, String> {
     let mut path = ROOT.to_owned();
     for (depth, &index) in indices.iter().enumerate() {
-        let (child_bus, child_path): ObjectRef =
-            call(conn, bus, &path, ACCESSIBLE, "GetChildAtIndex", &(index,))
-                .await
-                .map_err(|e| format!("GetChildAtIndex({index}) at level {depth}: {e}"))?;
-        if child_bus != bus || child_path.as_str() == "/org/a11y/atspi/null" {
-            let count = int_property(conn, bus, &path, ACCESSIBLE, "ChildCount").await;
+        let (child_bus, child_path) = accessible::GET_CHILD_AT_INDEX
+            .call(conn, bus, &path, &(index,))
+            .await
+            .map_err(|e| format!("GetChildAtIndex({index}) at level {depth}: {e}"))?;
+        if child_bus != bus || child_path.as_str() == NULL_PATH {
+            let count = accessible::CHILD_COUNT.get(conn, bus, &path).await.ok();
             let count = count.map_or_else(|| "an unknown number of".to_owned(), |n| n.to_string());
             return Err(format!(
                 "no child {index} at level {depth} (the object has {count} children there)"
@@ -203,16 +200,7 @@ pub async fn cache_tree(conn: &zbus::Connection, bus: &str, limits: WalkLimits) 
     root.actions.clear();
     (root.value, root.minimum, root.maximum, root.extents) = (None, None, None, None);
     root.relations.clear();
-    let items = match call::<Vec<CacheItem>>(
-        conn,
-        bus,
-        "/org/a11y/atspi/cache",
-        "org.a11y.atspi.Cache",
-        "GetItems",
-        &(),
-    )
-    .await
-    {
+    let items = match cache::GET_ITEMS.call_fixed(conn, bus, &()).await {
         Ok(items) => items,
         Err(e) => {
             root.errors.push(format!("Cache.GetItems: {e}"));
@@ -308,18 +296,20 @@ fn cache_children(
 
 async fn describe(conn: &zbus::Connection, bus: &str, path: &str) -> DumpNode {
     let role = async {
-        match call::<String>(conn, bus, path, ACCESSIBLE, "GetRoleName", &()).await {
+        match accessible::GET_ROLE_NAME.call(conn, bus, path, &()).await {
             Ok(role) => Ok(role),
             // As libatspi does: applications without GetRoleName (accesskit_unix,
             // AccessKit #241) are read through GetRole and AT-SPI's role names.
-            Err(name_error) => call::<u32>(conn, bus, path, ACCESSIBLE, "GetRole", &())
+            Err(name_error) => accessible::GET_ROLE
+                .call(conn, bus, path, &())
                 .await
                 .map(role_name)
                 .map_err(|_| name_error),
         }
     };
     let interfaces = async {
-        let mut interfaces = call::<Vec<String>>(conn, bus, path, ACCESSIBLE, "GetInterfaces", &())
+        let mut interfaces = accessible::GET_INTERFACES
+            .call(conn, bus, path, &())
             .await
             .unwrap_or_default();
         interfaces.sort();
@@ -327,9 +317,9 @@ async fn describe(conn: &zbus::Connection, bus: &str, path: &str) -> DumpNode {
     };
     let (role, name, description, states, interfaces, relations) = futures::join!(
         role,
-        string_property(conn, bus, path, "Name"),
-        string_property(conn, bus, path, "Description"),
-        call::<Vec<u32>>(conn, bus, path, ACCESSIBLE, "GetState", &()),
+        accessible::NAME.get(conn, bus, path),
+        accessible::DESCRIPTION.get(conn, bus, path),
+        accessible::GET_STATE.call(conn, bus, path, &()),
         interfaces,
         relations_of(conn, bus, path),
     );
@@ -357,7 +347,6 @@ async fn describe(conn: &zbus::Connection, bus: &str, path: &str) -> DumpNode {
             .any(|i| i.strip_prefix("org.a11y.atspi.") == Some(short))
     };
     let (has_text, has_value) = (has("Text"), has("Value"));
-    let value_interface = "org.a11y.atspi.Value";
     let (text, caret, actions, value, minimum, maximum, extents) = futures::join!(
         async {
             if has_text {
@@ -368,7 +357,7 @@ async fn describe(conn: &zbus::Connection, bus: &str, path: &str) -> DumpNode {
         },
         async {
             if has_text {
-                int_property(conn, bus, path, "org.a11y.atspi.Text", "CaretOffset").await
+                text::CARET_OFFSET.get(conn, bus, path).await.ok()
             } else {
                 None
             }
@@ -382,37 +371,31 @@ async fn describe(conn: &zbus::Connection, bus: &str, path: &str) -> DumpNode {
         },
         async {
             if has_value {
-                double_property(conn, bus, path, value_interface, "CurrentValue").await
+                value::CURRENT_VALUE.get(conn, bus, path).await.ok()
             } else {
                 None
             }
         },
         async {
             if has_value {
-                double_property(conn, bus, path, value_interface, "MinimumValue").await
+                value::MINIMUM_VALUE.get(conn, bus, path).await.ok()
             } else {
                 None
             }
         },
         async {
             if has_value {
-                double_property(conn, bus, path, value_interface, "MaximumValue").await
+                value::MAXIMUM_VALUE.get(conn, bus, path).await.ok()
             } else {
                 None
             }
         },
         async {
             if has("Component") {
-                call::<(i32, i32, i32, i32)>(
-                    conn,
-                    bus,
-                    path,
-                    "org.a11y.atspi.Component",
-                    "GetExtents",
-                    &(0u32,),
-                )
-                .await
-                .ok()
+                component::GET_EXTENTS
+                    .call(conn, bus, path, &(0u32,))
+                    .await
+                    .ok()
             } else {
                 None
             }
@@ -448,119 +431,34 @@ fn role_name(number: u32) -> String {
     }
 }
 
-async fn call<T>(
-    conn: &zbus::Connection,
-    bus: &str,
-    path: &str,
-    iface: &str,
-    member: &str,
-    body: &(impl serde::Serialize + zbus::zvariant::DynamicType),
-) -> zbus::Result<T>
-where
-    T: serde::de::DeserializeOwned + zbus::zvariant::Type,
-{
-    let reply = conn
-        .call_method(Some(bus), path, Some(iface), member, body)
-        .await?;
-    reply.body().deserialize::<T>()
-}
-
-async fn property(
-    conn: &zbus::Connection,
-    bus: &str,
-    path: &str,
-    iface: &str,
-    name: &str,
-) -> zbus::Result<OwnedValue> {
-    call::<OwnedValue>(
-        conn,
-        bus,
-        path,
-        "org.freedesktop.DBus.Properties",
-        "Get",
-        &(iface, name),
-    )
-    .await
-}
-
-async fn string_property(
-    conn: &zbus::Connection,
-    bus: &str,
-    path: &str,
-    name: &str,
-) -> zbus::Result<String> {
-    let value = property(conn, bus, path, ACCESSIBLE, name).await?;
-    String::try_from(value).map_err(zbus::Error::Variant)
-}
-
-async fn int_property(
-    conn: &zbus::Connection,
-    bus: &str,
-    path: &str,
-    iface: &str,
-    name: &str,
-) -> Option<i32> {
-    property(conn, bus, path, iface, name)
-        .await
-        .ok()
-        .and_then(|v| i32::try_from(v).ok())
-}
-
-async fn double_property(
-    conn: &zbus::Connection,
-    bus: &str,
-    path: &str,
-    iface: &str,
-    name: &str,
-) -> Option<f64> {
-    property(conn, bus, path, iface, name)
-        .await
-        .ok()
-        .and_then(|v| f64::try_from(v).ok())
-}
-
 async fn children(conn: &zbus::Connection, bus: &str, path: &str) -> zbus::Result<Vec<ObjectRef>> {
-    call::<Vec<ObjectRef>>(conn, bus, path, ACCESSIBLE, "GetChildren", &()).await
+    accessible::GET_CHILDREN.call(conn, bus, path, &()).await
 }
 
 async fn text_of(conn: &zbus::Connection, bus: &str, path: &str) -> Option<String> {
-    call::<String>(
-        conn,
-        bus,
-        path,
-        "org.a11y.atspi.Text",
-        "GetText",
-        &(0i32, -1i32),
-    )
-    .await
-    .ok()
+    text::GET_TEXT.call(conn, bus, path, &(0, -1)).await.ok()
 }
 
 async fn actions_of(conn: &zbus::Connection, bus: &str, path: &str) -> Vec<String> {
-    call::<Vec<(String, String, String)>>(
-        conn,
-        bus,
-        path,
-        "org.a11y.atspi.Action",
-        "GetActions",
-        &(),
-    )
-    .await
-    .map(|actions| actions.into_iter().map(|(name, _, _)| name).collect())
-    .unwrap_or_default()
+    action::GET_ACTIONS
+        .call(conn, bus, path, &())
+        .await
+        .map(|actions| actions.into_iter().map(|(name, _, _)| name).collect())
+        .unwrap_or_default()
 }
 
 async fn relations_of(conn: &zbus::Connection, bus: &str, path: &str) -> Vec<String> {
-    let Ok(relations) =
-        call::<Vec<(u32, Vec<ObjectRef>)>>(conn, bus, path, ACCESSIBLE, "GetRelationSet", &())
-            .await
+    let Ok(relations) = accessible::GET_RELATION_SET
+        .call(conn, bus, path, &())
+        .await
     else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for (kind, targets) in relations {
         for (target_bus, target_path) in targets {
-            let target = string_property(conn, &target_bus, target_path.as_str(), "Name")
+            let target = accessible::NAME
+                .get(conn, &target_bus, target_path.as_str())
                 .await
                 .unwrap_or_default();
             out.push(format!(

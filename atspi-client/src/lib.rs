@@ -2,6 +2,8 @@
 //! accessibility bus: the `dump`/`diff` tools, the end-to-end tests, the
 //! benchmarks and the legacy reference's parity tests. It holds
 //!
+//! * [`calls`]: every AT-SPI method and property a client here uses,
+//!   declared once with its types, and the one raw sender for bad calls;
 //! * [`dump`]: the tree walker (what an AT reads, object by object, or from
 //!   the cache) and its text/JSON renderings;
 //! * [`private_session`]: the one launcher of private session and
@@ -12,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod calls;
 pub mod dump;
 pub mod private_session;
 pub mod wire;

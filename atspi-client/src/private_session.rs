@@ -10,6 +10,7 @@
 //! sequence for the CLI (`demo`), owning its children: every process started
 //! here is killed by PID on drop, nothing else.
 
+use crate::calls::{bus, launcher, Method};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -20,10 +21,7 @@ pub const BUS_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
 /// at-spi2-core's registry daemon (Debian's path).
 pub const REGISTRYD: &str = "/usr/libexec/at-spi2-registryd";
 /// The registry's well-known name on the accessibility bus.
-pub const REGISTRY_NAME: &str = "org.a11y.atspi.Registry";
-/// The launcher's well-known name on the session bus.
-const A11Y_BUS_NAME: &str = "org.a11y.Bus";
-const A11Y_BUS_PATH: &str = "/org/a11y/bus";
+pub const REGISTRY_NAME: &str = crate::calls::REGISTRY;
 /// How often readiness is probed.
 const PROBE_INTERVAL: Duration = Duration::from_millis(50);
 
@@ -66,19 +64,12 @@ pub fn wait_for_a11y_bus<E: std::fmt::Display>(
     let conn = connect(session_bus)?;
     wait_for_name(
         &conn,
-        A11Y_BUS_NAME,
+        launcher::NAME,
         "org.a11y.Bus on the session bus",
         timeout,
         still_running,
     )?;
-    let address: String = call(
-        &conn,
-        A11Y_BUS_NAME,
-        A11Y_BUS_PATH,
-        A11Y_BUS_NAME,
-        "GetAddress",
-        &(),
-    )?;
+    let address = call(&conn, &launcher::GET_ADDRESS, launcher::NAME, &())?;
     if address.is_empty() {
         return Err(StepError::EmptyAddress);
     }
@@ -115,33 +106,21 @@ pub fn wait_for_registry<E: std::fmt::Display>(
 /// Sets `org.a11y.Status.IsEnabled` on the launcher, as GNOME does when a
 /// screen reader is turned on or off.
 pub fn set_is_enabled(session_bus: &str, enabled: bool) -> zbus::Result<()> {
-    let conn = async_io::block_on(connect_async(session_bus))?;
-    let value = zbus::zvariant::Value::from(enabled);
-    async_io::block_on(conn.call_method(
-        Some(A11Y_BUS_NAME),
-        A11Y_BUS_PATH,
-        Some("org.freedesktop.DBus.Properties"),
-        "Set",
-        &("org.a11y.Status", "IsEnabled", value),
-    ))
-    .map(|_| ())
+    async_io::block_on(async {
+        let conn = connect_async(session_bus).await?;
+        launcher::IS_ENABLED
+            .set(&conn, launcher::NAME, launcher::PATH, enabled)
+            .await
+    })
 }
 
 /// Reads `org.a11y.Status.IsEnabled` from the launcher.
 pub fn is_enabled(session_bus: &str) -> zbus::Result<bool> {
     async_io::block_on(async {
         let conn = connect_async(session_bus).await?;
-        let reply = conn
-            .call_method(
-                Some(A11Y_BUS_NAME),
-                A11Y_BUS_PATH,
-                Some("org.freedesktop.DBus.Properties"),
-                "Get",
-                &("org.a11y.Status", "IsEnabled"),
-            )
-            .await?;
-        let value: zbus::zvariant::OwnedValue = reply.body().deserialize()?;
-        bool::try_from(value).map_err(zbus::Error::from)
+        launcher::IS_ENABLED
+            .get(&conn, launcher::NAME, launcher::PATH)
+            .await
     })
 }
 
@@ -156,50 +135,31 @@ fn connect<E: std::fmt::Display>(address: &str) -> Result<zbus::Connection, Step
     })
 }
 
-fn call<B, R, E>(
+fn call<A, R, E>(
     conn: &zbus::Connection,
+    method: &Method<A, R>,
     dest: &str,
-    path: &str,
-    iface: &str,
-    method: &str,
-    body: &B,
+    args: &A,
 ) -> Result<R, StepError<E>>
 where
-    B: serde::Serialize + zbus::zvariant::DynamicType,
+    A: serde::Serialize + zbus::zvariant::DynamicType,
     R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
     E: std::fmt::Display,
 {
-    let what = || format!("{dest} {path} {iface}.{method}");
-    async_io::block_on(async {
-        let reply = conn
-            .call_method(Some(dest), path, Some(iface), method, body)
-            .await
-            .map_err(|source| StepError::Bus {
-                what: what(),
-                source: Box::new(source),
-            })?;
-        reply
-            .body()
-            .deserialize::<R>()
-            .map_err(|source| StepError::Bus {
-                what: what(),
-                source: Box::new(source),
-            })
-    })
+    let path = method.fixed_path.unwrap_or("/");
+    method
+        .call_blocking(conn, dest, path, args)
+        .map_err(|source| StepError::Bus {
+            what: format!("{dest} {path} {}.{}", method.interface, method.member),
+            source: Box::new(source),
+        })
 }
 
 fn name_has_owner<E: std::fmt::Display>(
     conn: &zbus::Connection,
     name: &str,
 ) -> Result<bool, StepError<E>> {
-    call(
-        conn,
-        "org.freedesktop.DBus",
-        "/org/freedesktop/DBus",
-        "org.freedesktop.DBus",
-        "NameHasOwner",
-        &(name,),
-    )
+    call(conn, &bus::NAME_HAS_OWNER, bus::NAME, &(name.to_owned(),))
 }
 
 fn wait_for_name<E: std::fmt::Display>(

@@ -306,17 +306,7 @@ fn images_and_toggle_buttons() {
     );
 }
 
-type Rule = (
-    Vec<i32>,
-    i32,
-    HashMap<String, String>,
-    i32,
-    Vec<i32>,
-    i32,
-    Vec<String>,
-    i32,
-    bool,
-);
+use newton_atspi_client::calls::collection::MatchRule as Rule;
 
 fn role_bits(roles: &[u32]) -> Vec<i32> {
     let mut words = vec![0i32; 5];

@@ -1,27 +1,21 @@
-//! A blocking AT-SPI client on one zbus connection: the queries the suite times, each sent as a
-//! raw method call so every target pays the same client-side cost.
+//! A blocking AT-SPI client on one zbus connection: the queries the suite times, each sent
+//! through newton-atspi-client's declarations as a plain method call (no proxy) so every target
+//! pays the same client-side cost.
 
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use zbus::connection::Builder;
-use zbus::zvariant::{DynamicDeserialize, DynamicType, OwnedObjectPath};
+use zbus::zvariant::{DynamicDeserialize, DynamicType, OwnedObjectPath, OwnedValue};
 use zbus::{Connection, Message};
 
-use newton_atspi_client::wire::ObjectRef;
+use newton_atspi_client::calls::{
+    accessible, application, bus, cache, component, peer, text, Method, Property, REGISTRY, ROOT,
+};
 
 use crate::{fail, Result};
 
-pub const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
-pub const TEXT: &str = "org.a11y.atspi.Text";
-pub const COMPONENT: &str = "org.a11y.atspi.Component";
-pub const APPLICATION: &str = "org.a11y.atspi.Application";
-pub const CACHE: &str = "org.a11y.atspi.Cache";
-const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
-const PEER: &str = "org.freedesktop.DBus.Peer";
-const REGISTRY: &str = "org.a11y.atspi.Registry";
-pub const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
-pub const CACHE_PATH: &str = "/org/a11y/atspi/cache";
+pub use newton_atspi_client::calls::CACHE_PATH;
 
 /// An AT-SPI object: bus name and path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,11 +93,6 @@ impl Query {
     }
 }
 
-/// The destination header: none on a peer-to-peer connection (empty `dest`).
-fn destination(obj: &Obj) -> Option<&str> {
-    (!obj.dest.is_empty()).then_some(obj.dest.as_str())
-}
-
 /// One connection to the accessibility bus (or to one application, peer-to-peer).
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -129,75 +118,85 @@ impl Client {
         &self.conn
     }
 
-    /// A method call whose reply is returned undecoded (error replies are errors).
-    pub fn raw<B>(&self, obj: &Obj, iface: &str, method: &str, body: &B) -> zbus::Result<Message>
+    /// Sends `method` and waits for its undecoded reply (error replies are errors).
+    fn send<A, R>(&self, obj: &Obj, method: &Method<A, R>, args: &A) -> zbus::Result<Message>
     where
-        B: serde::Serialize + DynamicType,
-    {
-        async_io::block_on(self.conn.call_method(
-            destination(obj),
-            obj.path.as_str(),
-            Some(iface),
-            method,
-            body,
-        ))
-    }
-
-    /// A method call with a decoded reply.
-    pub fn call<B, R>(&self, obj: &Obj, iface: &str, method: &str, body: &B) -> Result<R>
-    where
-        B: serde::Serialize + DynamicType,
+        A: Serialize + DynamicType,
         R: for<'d> DynamicDeserialize<'d>,
     {
-        let what = || format!("{iface}.{method} on {} {}", obj.dest, obj.path.as_str());
-        let reply = self
-            .raw(obj, iface, method, body)
-            .map_err(|e| fail(format!("{}: {e}", what())))?;
-        reply
-            .body()
-            .deserialize::<R>()
-            .map_err(|e| fail(format!("{}: bad reply: {e}", what())))
+        async_io::block_on(method.send(&self.conn, &obj.dest, obj.path.as_str(), args))
     }
 
-    fn property(&self, obj: &Obj, iface: &str, name: &str) -> zbus::Result<Message> {
-        self.raw(obj, PROPERTIES, "Get", &(iface, name))
+    /// Calls `method` and decodes its reply.
+    fn call<A, R>(&self, obj: &Obj, method: &Method<A, R>, args: &A) -> Result<R>
+    where
+        A: Serialize + DynamicType,
+        R: for<'d> DynamicDeserialize<'d>,
+    {
+        async_io::block_on(method.call(&self.conn, &obj.dest, obj.path.as_str(), args)).map_err(
+            |e| {
+                fail(format!(
+                    "{}.{} on {} {}: {e}",
+                    method.interface,
+                    method.member,
+                    obj.dest,
+                    obj.path.as_str()
+                ))
+            },
+        )
+    }
+
+    fn property<T>(&self, obj: &Obj, property: &Property<T>) -> zbus::Result<Message>
+    where
+        T: TryFrom<OwnedValue>,
+        T::Error: Into<zbus::zvariant::Error>,
+    {
+        async_io::block_on(property.send(&self.conn, &obj.dest, obj.path.as_str()))
+    }
+
+    fn get<T>(&self, obj: &Obj, property: &Property<T>) -> Result<T>
+    where
+        T: TryFrom<OwnedValue>,
+        T::Error: Into<zbus::zvariant::Error>,
+    {
+        async_io::block_on(property.get(&self.conn, &obj.dest, obj.path.as_str())).map_err(|e| {
+            fail(format!(
+                "{}.{} of {} {}: {e}",
+                property.interface,
+                property.name,
+                obj.dest,
+                obj.path.as_str()
+            ))
+        })
     }
 
     /// Sends one query and waits for its reply.
     pub fn query(&self, obj: &Obj, query: Query) -> zbus::Result<Message> {
         match query {
-            Query::Name => self.property(obj, ACCESSIBLE, "Name"),
-            Query::Description => self.property(obj, ACCESSIBLE, "Description"),
-            Query::ChildCount => self.property(obj, ACCESSIBLE, "ChildCount"),
-            Query::CaretOffset => self.property(obj, TEXT, "CaretOffset"),
-            Query::CharacterCount => self.property(obj, TEXT, "CharacterCount"),
-            Query::GetRole => self.raw(obj, ACCESSIBLE, "GetRole", &()),
-            Query::GetState => self.raw(obj, ACCESSIBLE, "GetState", &()),
-            Query::GetAttributes => self.raw(obj, ACCESSIBLE, "GetAttributes", &()),
-            Query::GetRelationSet => self.raw(obj, ACCESSIBLE, "GetRelationSet", &()),
-            Query::GetIndexInParent => self.raw(obj, ACCESSIBLE, "GetIndexInParent", &()),
-            Query::GetChildAtIndex => self.raw(obj, ACCESSIBLE, "GetChildAtIndex", &(0i32,)),
+            Query::Name => self.property(obj, &accessible::NAME),
+            Query::Description => self.property(obj, &accessible::DESCRIPTION),
+            Query::ChildCount => self.property(obj, &accessible::CHILD_COUNT),
+            Query::CaretOffset => self.property(obj, &text::CARET_OFFSET),
+            Query::CharacterCount => self.property(obj, &text::CHARACTER_COUNT),
+            Query::GetRole => self.send(obj, &accessible::GET_ROLE, &()),
+            Query::GetState => self.send(obj, &accessible::GET_STATE, &()),
+            Query::GetAttributes => self.send(obj, &accessible::GET_ATTRIBUTES, &()),
+            Query::GetRelationSet => self.send(obj, &accessible::GET_RELATION_SET, &()),
+            Query::GetIndexInParent => self.send(obj, &accessible::GET_INDEX_IN_PARENT, &()),
+            Query::GetChildAtIndex => self.send(obj, &accessible::GET_CHILD_AT_INDEX, &(0,)),
             // Boundary WORD_START (1) / granularity WORD (1), as Orca asks on every caret move.
-            Query::GetTextAtOffset => self.raw(obj, TEXT, "GetTextAtOffset", &(0i32, 1u32)),
-            Query::GetStringAtOffset => self.raw(obj, TEXT, "GetStringAtOffset", &(0i32, 1u32)),
-            Query::GetText => self.raw(obj, TEXT, "GetText", &(0i32, -1i32)),
-            Query::GetRangeExtents => self.raw(obj, TEXT, "GetRangeExtents", &(0i32, 1i32, 0u32)),
-            Query::ScrollSubstringTo => {
-                self.raw(obj, TEXT, "ScrollSubstringTo", &(0i32, 1i32, 0u32))
-            }
+            Query::GetTextAtOffset => self.send(obj, &text::GET_TEXT_AT_OFFSET, &(0, 1)),
+            Query::GetStringAtOffset => self.send(obj, &text::GET_STRING_AT_OFFSET, &(0, 1)),
+            Query::GetText => self.send(obj, &text::GET_TEXT, &(0, -1)),
+            Query::GetRangeExtents => self.send(obj, &text::GET_RANGE_EXTENTS, &(0, 1, 0)),
+            Query::ScrollSubstringTo => self.send(obj, &text::SCROLL_SUBSTRING_TO, &(0, 1, 0)),
             // Coordinate type SCREEN (0), as Orca 43.
-            Query::GetExtents => self.raw(obj, COMPONENT, "GetExtents", &(0u32,)),
-            Query::Ping => async_io::block_on(self.conn.call_method(
-                destination(obj),
-                "/",
-                Some(PEER),
-                "Ping",
-                &(),
-            )),
+            Query::GetExtents => self.send(obj, &component::GET_EXTENTS, &(0,)),
+            Query::Ping => async_io::block_on(peer::PING.send(&self.conn, &obj.dest, "/", &())),
             Query::GetApplicationBusAddress => {
-                self.raw(obj, APPLICATION, "GetApplicationBusAddress", &())
+                self.send(obj, &application::GET_APPLICATION_BUS_ADDRESS, &())
             }
-            Query::GetItems => self.raw(obj, CACHE, "GetItems", &()),
+            Query::GetItems => self.send(obj, &cache::GET_ITEMS, &()),
         }
     }
 
@@ -210,7 +209,7 @@ impl Client {
     }
 
     pub fn children(&self, obj: &Obj) -> Result<Vec<Obj>> {
-        let refs: Vec<ObjectRef> = self.call(obj, ACCESSIBLE, "GetChildren", &())?;
+        let refs = self.call(obj, &accessible::GET_CHILDREN, &())?;
         Ok(refs
             .into_iter()
             .map(|(dest, path)| Obj { dest, path })
@@ -218,39 +217,39 @@ impl Client {
     }
 
     pub fn child_at(&self, obj: &Obj, index: i32) -> Result<Obj> {
-        let (dest, path): ObjectRef = self.call(obj, ACCESSIBLE, "GetChildAtIndex", &(index,))?;
+        let (dest, path) = self.call(obj, &accessible::GET_CHILD_AT_INDEX, &(index,))?;
         Ok(Obj { dest, path })
     }
 
     pub fn child_count(&self, obj: &Obj) -> Result<i32> {
-        let value: zbus::zvariant::OwnedValue =
-            self.call(obj, PROPERTIES, "Get", &(ACCESSIBLE, "ChildCount"))?;
-        i32::try_from(value).map_err(|e| fail(format!("ChildCount is not an i32: {e}")))
+        self.get(obj, &accessible::CHILD_COUNT)
     }
 
     pub fn name(&self, obj: &Obj) -> Result<String> {
-        let value: zbus::zvariant::OwnedValue =
-            self.call(obj, PROPERTIES, "Get", &(ACCESSIBLE, "Name"))?;
-        String::try_from(value).map_err(|e| fail(format!("Name is not a string: {e}")))
+        self.get(obj, &accessible::NAME)
     }
 
     pub fn interfaces(&self, obj: &Obj) -> Result<Vec<String>> {
-        self.call(obj, ACCESSIBLE, "GetInterfaces", &())
+        self.call(obj, &accessible::GET_INTERFACES, &())
+    }
+
+    /// The application's `GetApplicationBusAddress` ("" when it offers no peer-to-peer socket).
+    pub fn bus_address(&self, obj: &Obj) -> Result<String> {
+        self.call(obj, &application::GET_APPLICATION_BUS_ADDRESS, &())
     }
 
     /// Applications embedded in the registry's desktop.
     pub fn desktop_apps(&self) -> Result<Vec<Obj>> {
-        self.children(&Obj::new(REGISTRY, ROOT_PATH)?)
+        self.children(&Obj::new(REGISTRY, ROOT)?)
     }
 
     /// PID of the process owning a bus connection.
     pub fn pid_of(&self, bus_name: &str) -> Result<u32> {
-        let dbus = Obj::new("org.freedesktop.DBus", "/org/freedesktop/DBus")?;
-        self.call(
-            &dbus,
-            "org.freedesktop.DBus",
-            "GetConnectionUnixProcessID",
-            &(bus_name,),
-        )
+        async_io::block_on(bus::GET_CONNECTION_UNIX_PROCESS_ID.call_fixed(
+            &self.conn,
+            bus::NAME,
+            &(bus_name.to_owned(),),
+        ))
+        .map_err(|e| fail(format!("GetConnectionUnixProcessID({bus_name}): {e}")))
     }
 }

@@ -429,7 +429,7 @@ fn peer_to_peer(
     root: &dbus::Obj,
     nodes: &queries::QueryNodes,
 ) -> Result<Option<(dbus::Client, queries::QueryNodes, dbus::Obj)>> {
-    let address: String = client.call(root, dbus::APPLICATION, "GetApplicationBusAddress", &())?;
+    let address = client.bus_address(root)?;
     if address.is_empty() {
         return Ok(None);
     }

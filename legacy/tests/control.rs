@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use newton_e2e::{fixture, wait_until, BusClient, SessionOptions, TestSession};
 
+use newton_atspi_client::calls::{accessible, action, ROOT};
 use support::walk::{find_app, walk_app, Obj};
 use support::Legacy;
 
@@ -80,14 +81,8 @@ fn frames_step_goto_name_and_action_log() {
     // An AT's DoAction reaches the action handler and is logged, not applied.
     let bus = find_app(&client, "Stepped basic").expect("stepped app");
     let ok_path = object_path_of(&client, &bus, "button", "OK");
-    let done: bool = client
-        .call(
-            &bus,
-            &ok_path,
-            "org.a11y.atspi.Action",
-            "DoAction",
-            &(0i32,),
-        )
+    let done = client
+        .call(&action::DO_ACTION, &bus, &ok_path, &(0,))
         .expect("DoAction on OK");
     assert!(done);
     wait_until("the click to be logged", Duration::from_secs(10), || {
@@ -106,31 +101,22 @@ fn frames_step_goto_name_and_action_log() {
 /// The object path of the first object with `role` and `name`, found by a
 /// walk that keeps paths.
 fn object_path_of(client: &BusClient, bus: &str, role: &str, name: &str) -> String {
-    let mut stack = vec!["/org/a11y/atspi/accessible/root".to_string()];
+    let mut stack = vec![ROOT.to_string()];
     while let Some(path) = stack.pop() {
-        let role_number: u32 = client
-            .call(bus, &path, "org.a11y.atspi.Accessible", "GetRole", &())
+        let role_number = client
+            .call(&accessible::GET_ROLE, bus, &path, &())
             .unwrap_or(0);
         let this_role = atspi_common::Role::try_from(role_number)
             .map(|r| r.name().to_string())
             .unwrap_or_default();
-        let value: Option<zbus::zvariant::OwnedValue> = client
-            .call(
-                bus,
-                &path,
-                "org.freedesktop.DBus.Properties",
-                "Get",
-                &("org.a11y.atspi.Accessible", "Name"),
-            )
-            .ok();
-        let this_name = value
-            .and_then(|v| String::try_from(v).ok())
+        let this_name = client
+            .get(&accessible::NAME, bus, &path)
             .unwrap_or_default();
         if this_role == role && this_name == name {
             return path;
         }
-        let children: Vec<newton_atspi_client::wire::ObjectRef> = client
-            .call(bus, &path, "org.a11y.atspi.Accessible", "GetChildren", &())
+        let children = client
+            .call(&accessible::GET_CHILDREN, bus, &path, &())
             .unwrap_or_default();
         stack.extend(children.into_iter().map(|(_, p)| p.to_string()));
     }

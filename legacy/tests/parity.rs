@@ -22,9 +22,8 @@ use newton_e2e::{
     bridge_binary, fixture, summary_note, wait_until, Bridge, BusClient, SessionOptions,
     SteppedReplay, TestSession,
 };
-use zbus::zvariant::OwnedValue;
 
-use newton_atspi_client::wire::ObjectRef;
+use newton_atspi_client::calls::{accessible, component, ROOT};
 use support::walk::{find_app, walk_app, Obj};
 use support::{name_and_serials, Legacy};
 
@@ -571,64 +570,38 @@ fn latency_of_the_same_queries_on_both_paths_is_reported() {
 /// A query: a label and the call, given (bus, window path, first leaf path).
 type Query = (&'static str, fn(&BusClient, &str, &str, &str) -> bool);
 
-const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
-
 fn queries() -> Vec<Query> {
     vec![
         (
             "Get(Accessible, Name) on the window",
-            |c, bus, window, _| {
-                c.call::<_, OwnedValue>(
-                    bus,
-                    window,
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    &(ACCESSIBLE, "Name"),
-                )
-                .is_ok()
-            },
+            |c, bus, window, _| c.get(&accessible::NAME, bus, window).is_ok(),
         ),
         ("GetRole on the window", |c, bus, window, _| {
-            c.call::<_, u32>(bus, window, ACCESSIBLE, "GetRole", &())
-                .is_ok()
+            c.call(&accessible::GET_ROLE, bus, window, &()).is_ok()
         }),
         ("GetState on the window", |c, bus, window, _| {
-            c.call::<_, Vec<u32>>(bus, window, ACCESSIBLE, "GetState", &())
-                .is_ok()
+            c.call(&accessible::GET_STATE, bus, window, &()).is_ok()
         }),
         ("GetChildAtIndex(0) on the window", |c, bus, window, _| {
-            c.call::<_, ObjectRef>(bus, window, ACCESSIBLE, "GetChildAtIndex", &(0i32,))
+            c.call(&accessible::GET_CHILD_AT_INDEX, bus, window, &(0,))
                 .is_ok()
         }),
         (
             "GetChildren on the window's first child",
             |c, bus, _, leaf_parent| {
-                c.call::<_, Vec<ObjectRef>>(bus, leaf_parent, ACCESSIBLE, "GetChildren", &())
+                c.call(&accessible::GET_CHILDREN, bus, leaf_parent, &())
                     .is_ok()
             },
         ),
         (
             "GetRelationSet on the window's first child",
             |c, bus, _, first| {
-                c.call::<_, Vec<(u32, Vec<ObjectRef>)>>(
-                    bus,
-                    first,
-                    ACCESSIBLE,
-                    "GetRelationSet",
-                    &(),
-                )
-                .is_ok()
+                c.call(&accessible::GET_RELATION_SET, bus, first, &())
+                    .is_ok()
             },
         ),
         ("Component.GetExtents on the window", |c, bus, window, _| {
-            c.call::<_, (i32, i32, i32, i32)>(
-                bus,
-                window,
-                "org.a11y.atspi.Component",
-                "GetExtents",
-                &(0u32,),
-            )
-            .is_ok()
+            c.call(&component::GET_EXTENTS, bus, window, &(0,)).is_ok()
         }),
     ]
 }
@@ -639,11 +612,11 @@ fn latencies(client: &BusClient, legacy: &str, bridged: &str) -> Vec<(&'static s
         let bus = find_app(client, app)?;
         let child = |path: &str| -> Option<String> {
             client
-                .call::<_, ObjectRef>(&bus, path, ACCESSIBLE, "GetChildAtIndex", &(0i32,))
+                .call(&accessible::GET_CHILD_AT_INDEX, &bus, path, &(0,))
                 .ok()
                 .map(|(_, p)| p.to_string())
         };
-        let window = child("/org/a11y/atspi/accessible/root")?;
+        let window = child(ROOT)?;
         let first = child(&window)?;
         Some((bus, window, first))
     };

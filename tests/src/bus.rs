@@ -1,13 +1,15 @@
-//! A tiny blocking D-Bus client (zbus driven by `async_io::block_on`) for readiness checks.
+//! A tiny blocking D-Bus client (zbus driven by `async_io::block_on`) for readiness checks and
+//! test queries: every call names a declaration of newton-atspi-client's `calls`.
 
+use newton_atspi_client::calls::{
+    self, accessible, bus, device_event_controller, registry, Method, Property, REGISTRY, ROOT,
+};
+use newton_atspi_client::wire::ObjectRef;
 use zbus::connection::Builder;
+use zbus::zvariant::{DynamicDeserialize, DynamicType, OwnedValue};
 use zbus::Connection;
 
 use crate::{HarnessError, Result};
-
-const DBUS_NAME: &str = "org.freedesktop.DBus";
-const DBUS_PATH: &str = "/org/freedesktop/DBus";
-pub(crate) const REGISTRY_NAME: &str = "org.a11y.atspi.Registry";
 
 /// A connection to one bus, given by address (never taken from the environment).
 #[derive(Debug, Clone)]
@@ -36,58 +38,72 @@ impl BusClient {
         &self.address
     }
 
-    /// Calls a method and decodes its reply body as `R`.
-    pub fn call<B, R>(
-        &self,
-        dest: &str,
-        path: &str,
-        iface: &str,
-        method: &str,
-        body: &B,
-    ) -> Result<R>
+    /// Calls `method` (declared once in newton-atspi-client) on `path` of `dest` and decodes
+    /// its reply.
+    pub fn call<A, R>(&self, method: &Method<A, R>, dest: &str, path: &str, args: &A) -> Result<R>
     where
-        B: serde::Serialize + zbus::zvariant::DynamicType,
-        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+        A: serde::Serialize + DynamicType,
+        R: for<'d> DynamicDeserialize<'d>,
     {
-        let what = || format!("{dest} {path} {iface}.{method} on {}", self.address);
-        async_io::block_on(async {
-            let reply = self
-                .conn
-                .call_method(Some(dest), path, Some(iface), method, body)
-                .await
-                .map_err(HarnessError::dbus(what()))?;
-            reply
-                .body()
-                .deserialize::<R>()
-                .map_err(HarnessError::dbus(what()))
-        })
+        let what = || {
+            format!(
+                "{dest} {path} {}.{} on {}",
+                method.interface, method.member, self.address
+            )
+        };
+        method
+            .call_blocking(&self.conn, dest, path, args)
+            .map_err(HarnessError::dbus(what()))
+    }
+
+    /// [`BusClient::call`] on the method's fixed object (bus driver, registry, cache).
+    pub fn call_fixed<A, R>(&self, method: &Method<A, R>, dest: &str, args: &A) -> Result<R>
+    where
+        A: serde::Serialize + DynamicType,
+        R: for<'d> DynamicDeserialize<'d>,
+    {
+        self.call(method, dest, method.fixed_path.unwrap_or("/"), args)
+    }
+
+    /// Reads `property` of `path` on `dest`.
+    pub fn get<T>(&self, property: &Property<T>, dest: &str, path: &str) -> Result<T>
+    where
+        T: TryFrom<OwnedValue>,
+        T::Error: Into<zbus::zvariant::Error>,
+    {
+        let what = || {
+            format!(
+                "{dest} {path} {}.{} on {}",
+                property.interface, property.name, self.address
+            )
+        };
+        property
+            .get_blocking(&self.conn, dest, path)
+            .map_err(HarnessError::dbus(what()))
+    }
+
+    /// The connection, for calls that must go through `newton_atspi_client::calls::raw_call`.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
     }
 
     /// `NameHasOwner` (does not trigger D-Bus activation).
     pub fn name_has_owner(&self, name: &str) -> Result<bool> {
-        self.call(DBUS_NAME, DBUS_PATH, DBUS_NAME, "NameHasOwner", &(name,))
+        self.call_fixed(&bus::NAME_HAS_OWNER, bus::NAME, &(name.to_owned(),))
     }
 
     /// PID of the process owning the connection `name`.
     pub fn pid_of(&self, name: &str) -> Result<u32> {
-        self.call(
-            DBUS_NAME,
-            DBUS_PATH,
-            DBUS_NAME,
-            "GetConnectionUnixProcessID",
-            &(name,),
+        self.call_fixed(
+            &bus::GET_CONNECTION_UNIX_PROCESS_ID,
+            bus::NAME,
+            &(name.to_owned(),),
         )
     }
 
     /// The registry's `(listener bus name, event)` registrations.
     pub fn registered_events(&self) -> Result<Vec<(String, String)>> {
-        self.call(
-            REGISTRY_NAME,
-            "/org/a11y/atspi/registry",
-            "org.a11y.atspi.Registry",
-            "GetRegisteredEvents",
-            &(),
-        )
+        self.call_fixed(&registry::GET_REGISTERED_EVENTS, REGISTRY, &())
     }
 
     /// Events registered by connections that belong to process `pid`.
@@ -101,14 +117,44 @@ impl BusClient {
         Ok(events)
     }
 
-    /// Bus names of the applications embedded in the desktop (registry's root children).
-    pub fn desktop_children(&self) -> Result<Vec<newton_atspi_client::wire::ObjectRef>> {
-        self.call(
-            REGISTRY_NAME,
-            "/org/a11y/atspi/accessible/root",
-            "org.a11y.atspi.Accessible",
-            "GetChildren",
-            &(),
+    /// Offers one key event to the registry's key listeners (Orca) through
+    /// `DeviceEventController.NotifyListenersSync` (signature `(uinnisb)`, which gdbus cannot
+    /// send), stamped with the current time; true when a listener consumed it.
+    pub fn notify_key(
+        &self,
+        kind: u32,
+        (keysym, keycode, modifiers): (i32, i16, i16),
+        string: &str,
+        is_text: bool,
+    ) -> Result<bool> {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let timestamp = i32::try_from(millis & 0x7fff_ffff).unwrap_or(0);
+        let event = (
+            kind,
+            keysym,
+            keycode,
+            modifiers,
+            timestamp,
+            string.to_owned(),
+            is_text,
+        );
+        self.call_fixed(
+            &device_event_controller::NOTIFY_LISTENERS_SYNC,
+            REGISTRY,
+            &(event,),
         )
+    }
+
+    /// The applications embedded in the desktop (registry's root children).
+    pub fn desktop_children(&self) -> Result<Vec<ObjectRef>> {
+        self.call(&accessible::GET_CHILDREN, REGISTRY, ROOT, &())
+    }
+
+    /// Bus names of the desktop applications whose root is named `name`.
+    pub fn applications_named(&self, name: &str) -> Result<Vec<String>> {
+        async_io::block_on(calls::applications_named(&self.conn, name))
+            .map_err(HarnessError::dbus(format!("applications named {name}")))
     }
 }

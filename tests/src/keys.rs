@@ -1,8 +1,6 @@
 //! Keys for Orca, the way each Orca reads them: through the registry's key listeners (Orca 43.1)
 //! or as real X keys (Orca 48.1, which reads the X server itself and registers no key listener).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use crate::{BusClient, HarnessError, Result};
 
 /// Press or release.
@@ -59,24 +57,10 @@ pub fn registry_key(a11y: &BusClient, phase: KeyPhase, name: &str) -> Result<boo
             "no keycode for keysym {name}; add it to tests/src/keys.rs"
         ))
     })?;
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let timestamp = i32::try_from(millis & 0x7fff_ffff).unwrap_or(0);
-    let event = (
+    a11y.notify_key(
         phase.atspi_type(),
-        keysym,
-        keycode,
-        modifiers,
-        timestamp,
+        (keysym, keycode, modifiers),
         string,
         is_text,
-    );
-    a11y.call(
-        "org.a11y.atspi.Registry",
-        "/org/a11y/atspi/registry/deviceeventcontroller",
-        "org.a11y.atspi.DeviceEventController",
-        "NotifyListenersSync",
-        &(event,),
     )
 }

@@ -12,6 +12,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::process::pid_alive;
+use newton_atspi_client::calls::{device_event_controller, REGISTRY};
+
 use crate::{wait_until, BusClient, HarnessError, OrcaLock, Result, TestSession};
 
 /// Events whose registration shows that Orca's event manager is up. Orca 43.1 registers 34 in one
@@ -334,12 +336,10 @@ fn nudge_key_listeners(address: String) {
         let Ok(client) = BusClient::connect(&address) else {
             return;
         };
-        let release_of_nothing = (1u32, 0i32, 0i16, 0i16, 0i32, "", false);
-        let _: Result<bool> = client.call(
-            "org.a11y.atspi.Registry",
-            "/org/a11y/atspi/registry/deviceeventcontroller",
-            "org.a11y.atspi.DeviceEventController",
-            "NotifyListenersSync",
+        let release_of_nothing = (1, 0, 0, 0, 0, String::new(), false);
+        let _ = client.call_fixed(
+            &device_event_controller::NOTIFY_LISTENERS_SYNC,
+            REGISTRY,
             &(release_of_nothing,),
         );
     });

@@ -123,6 +123,22 @@ impl TestSession {
         self.ready_timeout
     }
 
+    /// How many desktop applications are named `name` (each one's root `Name`).
+    pub fn apps_named(&self, name: &str) -> Result<usize> {
+        Ok(self.a11y_client()?.applications_named(name)?.len())
+    }
+
+    /// `newton-atspi-bridge status --json --socket <socket>`: what the bridge on `socket` says
+    /// about itself.
+    pub fn bridge_status(&mut self, socket: &Path) -> Result<serde_json::Value> {
+        let mut cmd = self.command(crate::bridge_binary()?);
+        cmd.args(["status", "--json", "--socket"]).arg(socket);
+        let out = self.run_ok("status", cmd, self.ready_timeout)?;
+        serde_json::from_str(&out).map_err(|e| {
+            HarnessError::Other(format!("`status --json` printed no JSON: {e}: {out}"))
+        })
+    }
+
     /// A client on the a11y bus (fails if the session was started without AT-SPI).
     pub fn a11y_client(&self) -> Result<BusClient> {
         let address = self.a11y_bus.as_deref().ok_or_else(|| {
@@ -551,16 +567,13 @@ fn app_names(client: &BusClient) -> Vec<String> {
     children
         .iter()
         .filter_map(|(bus, path)| {
-            let value: zbus::zvariant::OwnedValue = client
-                .call(
+            client
+                .get(
+                    &newton_atspi_client::calls::accessible::NAME,
                     bus,
                     path.as_str(),
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    &("org.a11y.atspi.Accessible", "Name"),
                 )
-                .ok()?;
-            String::try_from(value).ok()
+                .ok()
         })
         .collect()
 }

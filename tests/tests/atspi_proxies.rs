@@ -19,21 +19,18 @@ use zbus::zvariant::OwnedValue;
 
 const BASIC: &str = "generated-small/basic.jsonl";
 const BASIC_APP: &str = "Newton basic demo";
-const ROOT: &str = "/org/a11y/atspi/accessible/root";
-const CACHE: &str = "/org/a11y/atspi/cache";
+const ROOT: &str = calls::ROOT;
+const CACHE: &str = calls::CACHE_PATH;
 const UNKNOWN_OBJECT: &str = "org.freedesktop.DBus.Error.UnknownObject";
 const INVALID_ARGS: &str = "org.freedesktop.DBus.Error.InvalidArgs";
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 /// Surface origin the basic fixture's Geometry message gives the window.
 const BASIC_ORIGIN: (i32, i32) = (100, 50);
 
-const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
-const APPLICATION: &str = "org.a11y.atspi.Application";
-const COMPONENT: &str = "org.a11y.atspi.Component";
-const ACTION: &str = "org.a11y.atspi.Action";
-const TEXT: &str = "org.a11y.atspi.Text";
-const VALUE: &str = "org.a11y.atspi.Value";
-
+use newton_atspi_client::calls::{
+    self, accessible, action, application, cache, component, registry, text, value, Method,
+    Property,
+};
 use newton_atspi_client::wire::{CacheItem, ObjectRef as ObjRef};
 
 /// The bridge with one application pushed into it by an in-process sender, and a client on
@@ -94,99 +91,63 @@ impl Bridged {
     }
 
     fn find_app(&self, app_name: &str) -> String {
-        let children: Vec<ObjRef> = self
-            .call_on(
-                "org.a11y.atspi.Registry",
-                ROOT,
-                ACCESSIBLE,
-                "GetChildren",
-                &(),
-            )
-            .expect("desktop children");
-        children
+        async_io::block_on(calls::applications_named(&self.conn, app_name))
+            .expect("desktop children")
             .into_iter()
-            .map(|(bus, _)| bus)
-            .find(|bus| {
-                self.prop_on(bus, ROOT, ACCESSIBLE, "Name")
-                    .ok()
-                    .and_then(|v| String::try_from(v).ok())
-                    .is_some_and(|name| name == app_name)
-            })
+            .next()
             .unwrap_or_else(|| panic!("no desktop child named {app_name}"))
     }
 
-    fn call_on<B, R>(
-        &self,
-        dest: &str,
-        path: &str,
-        iface: &str,
-        method: &str,
-        body: &B,
-    ) -> zbus::Result<R>
+    /// A declared method call on the bridged application.
+    fn call<A, R>(&self, method: &Method<A, R>, path: &str, args: &A) -> zbus::Result<R>
+    where
+        A: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+    {
+        method.call_blocking(&self.conn, &self.app_bus, path, args)
+    }
+
+    /// A deliberately undeclared (malformed) call on the bridged application.
+    fn raw<B, R>(&self, path: &str, iface: &str, member: &str, body: &B) -> zbus::Result<R>
     where
         B: serde::Serialize + zbus::zvariant::DynamicType,
         R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
     {
-        async_io::block_on(async {
-            let reply = self
-                .conn
-                .call_method(Some(dest), path, Some(iface), method, body)
-                .await?;
-            reply.body().deserialize::<R>()
-        })
-    }
-
-    /// A method call on the bridged application.
-    fn call<B, R>(&self, path: &str, iface: &str, method: &str, body: &B) -> zbus::Result<R>
-    where
-        B: serde::Serialize + zbus::zvariant::DynamicType,
-        R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
-    {
-        self.call_on(&self.app_bus, path, iface, method, body)
-    }
-
-    fn prop_on(&self, dest: &str, path: &str, iface: &str, name: &str) -> zbus::Result<OwnedValue> {
-        self.call_on(
-            dest,
+        let reply = async_io::block_on(calls::raw_call(
+            &self.conn,
+            &self.app_bus,
             path,
-            "org.freedesktop.DBus.Properties",
-            "Get",
-            &(iface, name),
-        )
+            iface,
+            member,
+            body,
+        ))?;
+        reply.body().deserialize::<R>()
     }
 
-    fn prop(&self, path: &str, iface: &str, name: &str) -> zbus::Result<OwnedValue> {
-        self.prop_on(&self.app_bus, path, iface, name)
+    fn prop<T>(&self, property: &Property<T>, path: &str) -> zbus::Result<T>
+    where
+        T: TryFrom<OwnedValue>,
+        T::Error: Into<zbus::zvariant::Error>,
+    {
+        property.get_blocking(&self.conn, &self.app_bus, path)
     }
 
-    fn string_prop(&self, path: &str, iface: &str, name: &str) -> String {
-        let value = self
-            .prop(path, iface, name)
-            .unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"));
-        String::try_from(value).unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"))
-    }
-
-    fn i32_prop(&self, path: &str, iface: &str, name: &str) -> i32 {
-        let value = self
-            .prop(path, iface, name)
-            .unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"));
-        i32::try_from(value).unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"))
-    }
-
-    fn f64_prop(&self, path: &str, iface: &str, name: &str) -> f64 {
-        let value = self
-            .prop(path, iface, name)
-            .unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"));
-        f64::try_from(value).unwrap_or_else(|e| panic!("{iface}.{name} of {path}: {e}"))
+    fn expect_prop<T>(&self, property: &Property<T>, path: &str) -> T
+    where
+        T: TryFrom<OwnedValue>,
+        T::Error: Into<zbus::zvariant::Error>,
+    {
+        self.prop(property, path)
+            .unwrap_or_else(|e| panic!("{}.{} of {path}: {e}", property.interface, property.name))
     }
 
     fn role_name(&self, path: &str) -> String {
-        self.call(path, ACCESSIBLE, "GetRoleName", &())
+        self.call(&accessible::GET_ROLE_NAME, path, &())
             .unwrap_or_else(|e| panic!("GetRoleName of {path}: {e}"))
     }
 
     fn children(&self, path: &str) -> Vec<ObjRef> {
-        self.call(path, ACCESSIBLE, "GetChildren", &())
+        self.call(&accessible::GET_CHILDREN, path, &())
             .unwrap_or_else(|e| panic!("GetChildren of {path}: {e}"))
     }
 
@@ -195,7 +156,7 @@ impl Bridged {
         let mut queue = vec![ROOT.to_string()];
         while !queue.is_empty() {
             let path = queue.remove(0);
-            if path != ROOT && self.string_prop(&path, ACCESSIBLE, "Name") == name {
+            if path != ROOT && self.expect_prop(&accessible::NAME, &path) == name {
                 return path;
             }
             queue.extend(self.children(&path).into_iter().map(|(_, p)| p.to_string()));
@@ -222,11 +183,9 @@ impl Bridged {
         self.session
             .ensure_running(self.bridge.pid())
             .expect("the bridge is still running");
-        let name: String = String::try_from(
-            self.prop(ROOT, ACCESSIBLE, "Name")
-                .expect("the bridge still answers"),
-        )
-        .expect("Name is a string");
+        let name = self
+            .prop(&accessible::NAME, ROOT)
+            .expect("the bridge still answers");
         assert!(!name.is_empty());
     }
 
@@ -284,17 +243,7 @@ fn name_over_fresh_p2p(address: &str) -> Option<zbus::Result<String>> {
                 .p2p()
                 .build()
                 .await?;
-            let reply = conn
-                .call_method(
-                    None::<&str>,
-                    ROOT,
-                    Some("org.freedesktop.DBus.Properties"),
-                    "Get",
-                    &(ACCESSIBLE, "Name"),
-                )
-                .await?;
-            let value = reply.body().deserialize::<OwnedValue>()?;
-            String::try_from(value).map_err(zbus::Error::from)
+            accessible::NAME.get(&conn, "", ROOT).await
         });
         let _ = tx.send(answer);
     });
@@ -318,20 +267,20 @@ fn assert_empty_or_error(what: &str, result: zbus::Result<bool>) {
 fn accessible_and_application_answer_from_the_replica() {
     let bridged = Bridged::start(BASIC, BASIC_APP);
     assert_eq!(bridged.role_name(ROOT), "application");
-    assert_eq!(bridged.i32_prop(ROOT, ACCESSIBLE, "ChildCount"), 1);
+    assert_eq!(bridged.expect_prop(&accessible::CHILD_COUNT, ROOT), 1);
     assert_eq!(
-        bridged.string_prop(ROOT, APPLICATION, "ToolkitName"),
+        bridged.expect_prop(&application::TOOLKIT_NAME, ROOT),
         "newton-fixtures"
     );
     let bus_address: String = bridged
-        .call(ROOT, APPLICATION, "GetApplicationBusAddress", &())
+        .call(&application::GET_APPLICATION_BUS_ADDRESS, ROOT, &())
         .expect("GetApplicationBusAddress");
     check_bus_address(&bus_address);
 
     let window = bridged.path_named("Demo");
     assert_eq!(bridged.role_name(&window), "frame");
     let parent = bridged
-        .prop(&window, ACCESSIBLE, "Parent")
+        .prop(&accessible::PARENT, &window)
         .expect("Parent of the window");
     let parent = ObjRef::try_from(parent).expect("Parent is (so)");
     assert_eq!(
@@ -339,24 +288,23 @@ fn accessible_and_application_answer_from_the_replica() {
         (bridged.app_bus.as_str(), ROOT)
     );
     let index: i32 = bridged
-        .call(&window, ACCESSIBLE, "GetIndexInParent", &())
+        .call(&accessible::GET_INDEX_IN_PARENT, &window, &())
         .expect("GetIndexInParent");
     assert_eq!(index, 0);
     let children = bridged.children(&window);
-    let count = bridged.i32_prop(&window, ACCESSIBLE, "ChildCount");
+    let count = bridged.expect_prop(&accessible::CHILD_COUNT, &window);
     assert_eq!(usize::try_from(count).ok(), Some(children.len()));
     for (i, (bus, path)) in children.iter().enumerate() {
         let at: ObjRef = bridged
             .call(
+                &accessible::GET_CHILD_AT_INDEX,
                 &window,
-                ACCESSIBLE,
-                "GetChildAtIndex",
                 &(i32::try_from(i).unwrap_or(0),),
             )
             .expect("GetChildAtIndex");
         assert_eq!((&at.0, at.1.as_str()), (bus, path.as_str()));
         let back: i32 = bridged
-            .call(path.as_str(), ACCESSIBLE, "GetIndexInParent", &())
+            .call(&accessible::GET_INDEX_IN_PARENT, path.as_str(), &())
             .expect("GetIndexInParent of a child");
         assert_eq!(usize::try_from(back).ok(), Some(i));
     }
@@ -364,7 +312,7 @@ fn accessible_and_application_answer_from_the_replica() {
     let check_box = bridged.path_named("Enable feature");
     assert_eq!(bridged.role_name(&check_box), "check box");
     let states: Vec<u32> = bridged
-        .call(&check_box, ACCESSIBLE, "GetState", &())
+        .call(&accessible::GET_STATE, &check_box, &())
         .expect("GetState");
     let has = |bit: u32| states.first().is_some_and(|w| w & (1 << bit) != 0);
     const CHECKED: u32 = 4;
@@ -375,17 +323,20 @@ fn accessible_and_application_answer_from_the_replica() {
         "states {states:?}"
     );
     let attributes: HashMap<String, String> = bridged
-        .call(&check_box, ACCESSIBLE, "GetAttributes", &())
+        .call(&accessible::GET_ATTRIBUTES, &check_box, &())
         .expect("GetAttributes");
     let relations: Vec<(u32, Vec<ObjRef>)> = bridged
-        .call(&check_box, ACCESSIBLE, "GetRelationSet", &())
+        .call(&accessible::GET_RELATION_SET, &check_box, &())
         .expect("GetRelationSet");
     let interfaces: Vec<String> = bridged
-        .call(&check_box, ACCESSIBLE, "GetInterfaces", &())
+        .call(&accessible::GET_INTERFACES, &check_box, &())
         .expect("GetInterfaces");
-    assert!(interfaces.iter().any(|i| i == ACTION), "{interfaces:?}");
+    assert!(
+        interfaces.iter().any(|i| i == action::INTERFACE),
+        "{interfaces:?}"
+    );
     let window_states: Vec<u32> = bridged
-        .call(&window, ACCESSIBLE, "GetState", &())
+        .call(&accessible::GET_STATE, &window, &())
         .expect("GetState of the window");
     eprintln!("window states {window_states:?}");
     eprintln!(
@@ -405,10 +356,10 @@ fn component_action_text_value_and_cache_answer_from_the_replica() {
     const SCREEN: u32 = 0;
     const WINDOW: u32 = 1;
     let on_screen: (i32, i32, i32, i32) = bridged
-        .call(&button, COMPONENT, "GetExtents", &(SCREEN,))
+        .call(&component::GET_EXTENTS, &button, &(SCREEN,))
         .expect("GetExtents screen");
     let in_window: (i32, i32, i32, i32) = bridged
-        .call(&button, COMPONENT, "GetExtents", &(WINDOW,))
+        .call(&component::GET_EXTENTS, &button, &(WINDOW,))
         .expect("GetExtents window");
     assert!(
         in_window.2 > 0 && in_window.3 > 0,
@@ -426,9 +377,8 @@ fn component_action_text_value_and_cache_answer_from_the_replica() {
     let (cx, cy) = (in_window.0 + in_window.2 / 2, in_window.1 + in_window.3 / 2);
     let hit: ObjRef = bridged
         .call(
+            &component::GET_ACCESSIBLE_AT_POINT,
             &window,
-            COMPONENT,
-            "GetAccessibleAtPoint",
             &(cx, cy, WINDOW),
         )
         .expect("GetAccessibleAtPoint");
@@ -436,29 +386,29 @@ fn component_action_text_value_and_cache_answer_from_the_replica() {
 
     // Action.
     let actions: Vec<(String, String, String)> = bridged
-        .call(&button, ACTION, "GetActions", &())
+        .call(&action::GET_ACTIONS, &button, &())
         .expect("GetActions");
     assert!(!actions.is_empty(), "the button has actions");
     assert_eq!(
-        usize::try_from(bridged.i32_prop(&button, ACTION, "NActions")).ok(),
+        usize::try_from(bridged.expect_prop(&action::N_ACTIONS, &button)).ok(),
         Some(actions.len())
     );
     let first: String = bridged
-        .call(&button, ACTION, "GetName", &(0i32,))
+        .call(&action::GET_NAME, &button, &(0i32,))
         .expect("GetName");
     assert_eq!(first, actions[0].0);
     let done: bool = bridged
-        .call(&button, ACTION, "DoAction", &(0i32,))
+        .call(&action::DO_ACTION, &button, &(0i32,))
         .expect("DoAction");
     assert!(done, "DoAction(0) on the button");
 
     // Text.
     let entry = bridged.path_named("Name");
     assert_eq!(bridged.role_name(&entry), "entry");
-    let count = bridged.i32_prop(&entry, TEXT, "CharacterCount");
-    let caret = bridged.i32_prop(&entry, TEXT, "CaretOffset");
+    let count = bridged.expect_prop(&text::CHARACTER_COUNT, &entry);
+    let caret = bridged.expect_prop(&text::CARET_OFFSET, &entry);
     let all: String = bridged
-        .call(&entry, TEXT, "GetText", &(0i32, -1i32))
+        .call(&text::GET_TEXT, &entry, &(0i32, -1i32))
         .expect("GetText");
     assert_eq!(usize::try_from(count).ok(), Some(all.chars().count()));
     assert!(
@@ -468,11 +418,11 @@ fn component_action_text_value_and_cache_answer_from_the_replica() {
     const CHAR: u32 = 0;
     const WORD: u32 = 1;
     let first_char: (String, i32, i32) = bridged
-        .call(&entry, TEXT, "GetStringAtOffset", &(0i32, CHAR))
+        .call(&text::GET_STRING_AT_OFFSET, &entry, &(0i32, CHAR))
         .expect("GetStringAtOffset char");
     assert_eq!(first_char, (all.chars().take(1).collect(), 0, 1));
     let word: (String, i32, i32) = bridged
-        .call(&entry, TEXT, "GetStringAtOffset", &(0i32, WORD))
+        .call(&text::GET_STRING_AT_OFFSET, &entry, &(0i32, WORD))
         .expect("GetStringAtOffset word");
     assert!(
         all.starts_with(&word.0) && !word.0.is_empty(),
@@ -481,9 +431,8 @@ fn component_action_text_value_and_cache_answer_from_the_replica() {
     const TEXT_BOUNDARY_WORD_START: u32 = 1;
     let at_offset: (String, i32, i32) = bridged
         .call(
+            &text::GET_TEXT_AT_OFFSET,
             &entry,
-            TEXT,
-            "GetTextAtOffset",
             &(0i32, TEXT_BOUNDARY_WORD_START),
         )
         .expect("GetTextAtOffset");
@@ -493,13 +442,13 @@ fn component_action_text_value_and_cache_answer_from_the_replica() {
     // Value.
     let slider = bridged.path_named("Volume");
     assert_eq!(bridged.role_name(&slider), "slider");
-    assert_eq!(bridged.f64_prop(&slider, VALUE, "CurrentValue"), 55.0);
-    assert_eq!(bridged.f64_prop(&slider, VALUE, "MinimumValue"), 0.0);
-    assert_eq!(bridged.f64_prop(&slider, VALUE, "MaximumValue"), 100.0);
+    assert_eq!(bridged.expect_prop(&value::CURRENT_VALUE, &slider), 55.0);
+    assert_eq!(bridged.expect_prop(&value::MINIMUM_VALUE, &slider), 0.0);
+    assert_eq!(bridged.expect_prop(&value::MAXIMUM_VALUE, &slider), 100.0);
 
     // Cache: every object reachable by GetChildren is an item, with the same role name.
     let items: Vec<CacheItem> = bridged
-        .call(CACHE, "org.a11y.atspi.Cache", "GetItems", &())
+        .call(&cache::GET_ITEMS, CACHE, &())
         .expect("GetItems");
     for path in [&window, &button, &entry, &slider] {
         let item = items
@@ -507,9 +456,9 @@ fn component_action_text_value_and_cache_answer_from_the_replica() {
             .find(|item| item.0 .1.as_str() == path)
             .unwrap_or_else(|| panic!("{path} not in GetItems: {items:?}"));
         assert_eq!(item.0 .0, bridged.app_bus);
-        assert_eq!(item.6, bridged.string_prop(path, ACCESSIBLE, "Name"));
+        assert_eq!(item.6, bridged.expect_prop(&accessible::NAME, path));
         let states: Vec<u32> = bridged
-            .call(path, ACCESSIBLE, "GetState", &())
+            .call(&accessible::GET_STATE, path, &())
             .expect("GetState");
         assert_eq!(item.9, states, "{path}: cached states equal GetState");
     }
@@ -530,19 +479,19 @@ fn errors_for_unknown_paths_out_of_range_arguments_and_wrong_signatures() {
         assert_unknown_object(
             &format!("GetRole on {path}"),
             path,
-            bridged.call::<_, u32>(path, ACCESSIBLE, "GetRole", &()),
+            bridged.call(&accessible::GET_ROLE, path, &()),
         );
         assert_unknown_object(
             &format!("Name of {path}"),
             path,
-            bridged.prop(path, ACCESSIBLE, "Name"),
+            bridged.prop(&accessible::NAME, path),
         );
     }
 
     for index in [99i32, -1] {
         let (name, message) = dbus_error(
             &format!("GetChildAtIndex({index})"),
-            bridged.call::<_, ObjRef>(&window, ACCESSIBLE, "GetChildAtIndex", &(index,)),
+            bridged.call(&accessible::GET_CHILD_AT_INDEX, &window, &(index,)),
         );
         eprintln!("GetChildAtIndex({index}): {name}: {message}");
         bridged.assert_alive();
@@ -551,7 +500,7 @@ fn errors_for_unknown_paths_out_of_range_arguments_and_wrong_signatures() {
     // either a D-Bus error or an empty string — never text from outside the range, never a
     // crash.
     for (start, end) in [(100i32, 200i32), (-5, -2), (3, 1), (6, 1000)] {
-        let answer = bridged.call::<_, String>(&entry, TEXT, "GetText", &(start, end));
+        let answer = bridged.call(&text::GET_TEXT, &entry, &(start, end));
         eprintln!("GetText({start}, {end}): {answer:?}");
         assert_empty_or_error(
             &format!("GetText({start}, {end})"),
@@ -561,26 +510,16 @@ fn errors_for_unknown_paths_out_of_range_arguments_and_wrong_signatures() {
     }
     for offset in [1000i32, -7] {
         for granularity in [0u32, 1, 2, 3] {
-            let answer = bridged.call::<_, (String, i32, i32)>(
-                &entry,
-                TEXT,
-                "GetStringAtOffset",
-                &(offset, granularity),
-            );
+            let answer = bridged.call(&text::GET_STRING_AT_OFFSET, &entry, &(offset, granularity));
             eprintln!("GetStringAtOffset({offset}, {granularity}): {answer:?}");
             let what = format!("GetStringAtOffset({offset}, {granularity})");
             assert_empty_or_error(&what, answer.map(|(s, _, _)| s.is_empty()));
-            let answer = bridged.call::<_, (String, i32, i32)>(
-                &entry,
-                TEXT,
-                "GetTextAtOffset",
-                &(offset, granularity),
-            );
+            let answer = bridged.call(&text::GET_TEXT_AT_OFFSET, &entry, &(offset, granularity));
             eprintln!("GetTextAtOffset({offset}, {granularity}): {answer:?}");
             let what = format!("GetTextAtOffset({offset}, {granularity})");
             assert_empty_or_error(&what, answer.map(|(s, _, _)| s.is_empty()));
         }
-        let answer = bridged.call::<_, i32>(&entry, TEXT, "GetCharacterAtOffset", &(offset,));
+        let answer = bridged.call(&text::GET_CHARACTER_AT_OFFSET, &entry, &(offset,));
         eprintln!("GetCharacterAtOffset({offset}): {answer:?}");
         assert_empty_or_error("GetCharacterAtOffset", answer.map(|c| c == 0));
         bridged.assert_alive();
@@ -588,12 +527,17 @@ fn errors_for_unknown_paths_out_of_range_arguments_and_wrong_signatures() {
 
     let (name, message) = dbus_error(
         "GetChildAtIndex with a string argument",
-        bridged.call::<_, ObjRef>(&window, ACCESSIBLE, "GetChildAtIndex", &("zero",)),
+        bridged.raw::<_, ObjRef>(
+            &window,
+            accessible::INTERFACE,
+            "GetChildAtIndex",
+            &("zero",),
+        ),
     );
     assert_eq!(name, INVALID_ARGS, "{message}");
     let (name, message) = dbus_error(
         "GetText with one argument",
-        bridged.call::<_, String>(&entry, TEXT, "GetText", &(0i32,)),
+        bridged.raw::<_, String>(&entry, text::INTERFACE, "GetText", &(0i32,)),
     );
     assert_eq!(name, INVALID_ARGS, "{message}");
     bridged.finish();
@@ -634,20 +578,20 @@ fn a_removed_node_is_an_unknown_object() {
     assert_unknown_object(
         "Name of the removed slider",
         &slider,
-        bridged.prop(&slider, ACCESSIBLE, "Name"),
+        bridged.prop(&accessible::NAME, &slider),
     );
     assert_unknown_object(
         "GetRole of the removed slider",
         &slider,
-        bridged.call::<_, u32>(&slider, ACCESSIBLE, "GetRole", &()),
+        bridged.call(&accessible::GET_ROLE, &slider, &()),
     );
     assert_unknown_object(
         "CurrentValue of the removed slider",
         &slider,
-        bridged.prop(&slider, VALUE, "CurrentValue"),
+        bridged.prop(&value::CURRENT_VALUE, &slider),
     );
     let items: Vec<CacheItem> = bridged
-        .call(CACHE, "org.a11y.atspi.Cache", "GetItems", &())
+        .call(&cache::GET_ITEMS, CACHE, &())
         .expect("GetItems");
     assert!(
         items.iter().all(|item| item.0 .1.as_str() != slider),
@@ -692,7 +636,7 @@ fn every_first_call_on_a_fresh_peer_to_peer_connection_is_answered() {
     const CONNECTIONS: usize = 40;
     let bridged = Bridged::start(BASIC, BASIC_APP);
     let address: String = bridged
-        .call(ROOT, APPLICATION, "GetApplicationBusAddress", &())
+        .call(&application::GET_APPLICATION_BUS_ADDRESS, ROOT, &())
         .expect("GetApplicationBusAddress");
     // The bridge offers peer-to-peer by default; only NEWTON_ATSPI_NO_P2P=1 turns it off, and
     // this test does not set it. An empty address here would leave the check vacuous.
@@ -811,13 +755,11 @@ fn activation_trace(order: FocusOrder) -> ActivationTrace {
     .expect("dbus-monitor attached to the a11y bus");
     let listener = newton_e2e::BusClient::connect(&address).expect("listener connection");
     for event in ["window:", "object:state-changed:"] {
-        let _: () = listener
-            .call(
-                "org.a11y.atspi.Registry",
-                "/org/a11y/atspi/registry",
-                "org.a11y.atspi.Registry",
-                "RegisterEvent",
-                &(event,),
+        listener
+            .call_fixed(
+                &registry::REGISTER_EVENT,
+                calls::REGISTRY,
+                &(event.to_owned(),),
             )
             .expect("register an event listener");
     }
@@ -883,27 +825,11 @@ fn activation_trace(order: FocusOrder) -> ActivationTrace {
     .unwrap_or_else(|e| panic!("{e}\n--- trace ---\n{}", read_trace()));
 
     let app_bus = newton_e2e::BusClient::connect(&address)
-        .and_then(|c| {
-            c.desktop_children().map(|children| {
-                children
-                    .into_iter()
-                    .map(|(bus, _)| bus)
-                    .find(|bus| {
-                        c.call::<_, OwnedValue>(
-                            bus,
-                            ROOT,
-                            "org.freedesktop.DBus.Properties",
-                            "Get",
-                            &(ACCESSIBLE, "Name"),
-                        )
-                        .ok()
-                        .and_then(|v| String::try_from(v).ok())
-                        .is_some_and(|n| n == BASIC_APP)
-                    })
-                    .unwrap_or_default()
-            })
-        })
-        .expect("find the application's bus name");
+        .and_then(|c| c.applications_named(BASIC_APP))
+        .expect("find the application's bus name")
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     let trace = ActivationTrace {
         text: read_trace(),
         app_bus,
@@ -947,7 +873,7 @@ fn the_focused_object_reports_focused_after_every_egui_step() {
         }
         let client = BusClientForApp::new(&address, "egui form");
         let items: Vec<CacheItem> = client
-            .call(CACHE, "org.a11y.atspi.Cache", "GetItems", &())
+            .call(&cache::GET_ITEMS, CACHE, &())
             .expect("GetItems");
         let focused: Vec<String> = items
             .iter()
@@ -958,7 +884,7 @@ fn the_focused_object_reports_focused_after_every_egui_step() {
             .iter()
             .filter(|item| {
                 let states: Vec<u32> = client
-                    .call(item.0 .1.as_str(), ACCESSIBLE, "GetState", &())
+                    .call(&accessible::GET_STATE, item.0 .1.as_str(), &())
                     .unwrap_or_default();
                 states.first().is_some_and(|w| w & (1 << FOCUSED) != 0)
             })
@@ -977,59 +903,29 @@ fn the_focused_object_reports_focused_after_every_egui_step() {
     assert!(report.is_clean(), "processes survived teardown: {report:?}");
 }
 
-/// A minimal client for one application found by name (for tests that do not use [`Bridged`]).
+/// A client for one application found by name (for tests that do not use [`Bridged`]).
 struct BusClientForApp {
-    conn: zbus::Connection,
+    client: newton_e2e::BusClient,
     app_bus: String,
 }
 
 impl BusClientForApp {
     fn new(address: &str, app_name: &str) -> BusClientForApp {
-        let conn = async_io::block_on(async {
-            zbus::connection::Builder::address(address)?.build().await
-        })
-        .expect("connect to the a11y bus");
-        let mut client = BusClientForApp {
-            conn,
-            app_bus: "org.a11y.atspi.Registry".into(),
-        };
-        let apps: Vec<ObjRef> = client
-            .call(ROOT, ACCESSIBLE, "GetChildren", &())
-            .expect("desktop children");
-        client.app_bus = apps
+        let client = newton_e2e::BusClient::connect(address).expect("connect to the a11y bus");
+        let app_bus = client
+            .applications_named(app_name)
+            .expect("desktop children")
             .into_iter()
-            .map(|(bus, _)| bus)
-            .find(|bus| {
-                let probe = BusClientForApp {
-                    conn: client.conn.clone(),
-                    app_bus: bus.clone(),
-                };
-                probe
-                    .call::<_, OwnedValue>(
-                        ROOT,
-                        "org.freedesktop.DBus.Properties",
-                        "Get",
-                        &(ACCESSIBLE, "Name"),
-                    )
-                    .ok()
-                    .and_then(|v| String::try_from(v).ok())
-                    .is_some_and(|n| n == app_name)
-            })
+            .next()
             .unwrap_or_else(|| panic!("no desktop child named {app_name}"));
-        client
+        BusClientForApp { client, app_bus }
     }
 
-    fn call<B, R>(&self, path: &str, iface: &str, method: &str, body: &B) -> zbus::Result<R>
+    fn call<A, R>(&self, method: &Method<A, R>, path: &str, args: &A) -> newton_e2e::Result<R>
     where
-        B: serde::Serialize + zbus::zvariant::DynamicType,
+        A: serde::Serialize + zbus::zvariant::DynamicType,
         R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
     {
-        async_io::block_on(async {
-            let reply = self
-                .conn
-                .call_method(Some(self.app_bus.as_str()), path, Some(iface), method, body)
-                .await?;
-            reply.body().deserialize::<R>()
-        })
+        self.client.call(method, &self.app_bus, path, args)
     }
 }

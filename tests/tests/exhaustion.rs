@@ -17,7 +17,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use newton_e2e::{bridge_binary, py_script, python, wait_until, TestSession};
+use newton_e2e::{py_script, python, wait_until, TestSession};
 use serde_json::{json, Value};
 
 /// Bound for every wait: generous, the machine is shared.
@@ -41,33 +41,21 @@ fn start_bridge_with_nofile(
     nofile: Option<u64>,
     extra: &[&str],
 ) -> (u32, PathBuf) {
-    let socket = session.dir().join("bridge.sock");
-    let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
-    cmd.arg("serve")
-        .arg("--socket")
-        .arg(&socket)
-        .args(["--log-level", "debug"])
-        .args(extra);
-    if let Some(nofile) = nofile {
-        let limit = rustix::process::Rlimit {
-            current: Some(nofile),
-            maximum: Some(nofile),
-        };
-        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)
-                    .map_err(std::io::Error::from)
-            });
+    start_bridge_configured(session, extra, |cmd| {
+        if let Some(nofile) = nofile {
+            let limit = rustix::process::Rlimit {
+                current: Some(nofile),
+                maximum: Some(nofile),
+            };
+            // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)
+                        .map_err(std::io::Error::from)
+                });
+            }
         }
-    }
-    let pid = session.spawn("bridge", cmd).expect("start the bridge");
-    wait_until("the bridge socket to accept connections", WAIT, || {
-        session.ensure_running(pid)?;
-        Ok(UnixStream::connect(&socket).is_ok())
     })
-    .expect("the bridge accepts senders");
-    (pid, socket)
 }
 
 /// This test process needs a descriptor per held connection: soft limit to the hard one.
@@ -160,6 +148,41 @@ fn read_until_closed(stream: &mut UnixStream) -> Vec<Value> {
 
 fn error_reason(message: &Value) -> Option<&str> {
     message.get("error")?.get("reason")?.as_str()
+}
+
+/// Reads until the bridge closes `stream`; the reason of its first (error) message and all the
+/// messages, for the failure text.
+fn closing_reason(stream: &mut UnixStream) -> (String, Vec<Value>) {
+    let replies = read_until_closed(stream);
+    let reason = replies
+        .first()
+        .and_then(error_reason)
+        .unwrap_or_default()
+        .to_owned();
+    (reason, replies)
+}
+
+/// The calm application, a client on the a11y bus, its target objects and a first clean pass
+/// of the query mix.
+fn calm_and_measured(session: &TestSession, socket: &Path) -> (RawSender, Client, Target, Pass) {
+    let calm_sender = calm_app(socket);
+    let client = Client::connect(&a11y_address(session));
+    let calm = Target::find(&client, CALM_APP);
+    let before = run_mix(&client, &calm, ROUNDS);
+    (calm_sender, client, calm, before)
+}
+
+/// Once only the calm application is connected, a new application connects and reaches the
+/// desktop: returns its sender and bus name.
+fn newcomer_after_recovery(client: &Client, socket: &Path, buttons: u64) -> (RawSender, String) {
+    wait_until("the bridge to take new senders again", WAIT, || {
+        Ok(status(socket).is_ok_and(|s| s["senders"] == 1))
+    })
+    .expect("only the calm app stays and status answers");
+    let mut newcomer = RawSender::connect(socket, "Newcomer");
+    newcomer.show_window(1, "Newcomer window", "New", buttons);
+    let bus = client.app_bus("Newcomer");
+    (newcomer, bus)
 }
 
 /// utime + stime of a process, in clock ticks.
@@ -296,10 +319,7 @@ fn a_connection_storm_is_refused_by_rule_and_the_bridge_recovers() {
     let mut session = start_session();
     let (bridge, socket) =
         start_bridge_with_nofile(&mut session, Some(nofile), &["--hello-timeout", "5"]);
-    let _calm = calm_app(&socket);
-    let client = Client::connect(&a11y_address(&session));
-    let calm = Target::find(&client, CALM_APP);
-    let before = run_mix(&client, &calm, ROUNDS);
+    let (_calm, client, calm, before) = calm_and_measured(&session, &socket);
     let log_start = log_len(&session);
     let fds_before = open_fds(bridge);
 
@@ -353,13 +373,7 @@ fn a_connection_storm_is_refused_by_rule_and_the_bridge_recovers() {
 
     // The peers leave; the bridge gives everything back and takes new applications.
     drop(held);
-    wait_until("the storm's senders to be gone", WAIT, || {
-        Ok(status(&socket).is_ok_and(|s| s["senders"] == 1))
-    })
-    .expect("only the calm app stays");
-    let mut newcomer = RawSender::connect(&socket, "Newcomer");
-    newcomer.show_window(1, "Newcomer window", "New", 3);
-    let bus = client.app_bus("Newcomer");
+    let (newcomer, bus) = newcomer_after_recovery(&client, &socket, 3);
     let (_, labels) = client.window_and_labels(&bus);
     assert_eq!(labels, ["New 2", "New 3", "New 4"]);
     healthy_answers(&client, &calm, &before, "calm app after the storm");
@@ -385,10 +399,7 @@ fn running_out_of_descriptors_pauses_accepting_and_recovers() {
         Some(128),
         &["--max-senders", "5000", "--hello-timeout", "30"],
     );
-    let _calm = calm_app(&socket);
-    let client = Client::connect(&a11y_address(&session));
-    let calm = Target::find(&client, CALM_APP);
-    let before = run_mix(&client, &calm, ROUNDS);
+    let (_calm, client, calm, before) = calm_and_measured(&session, &socket);
     let log_start = log_len(&session);
 
     let (held, backlog_full) = storm(&socket, ATTEMPTS, 10);
@@ -431,13 +442,7 @@ fn running_out_of_descriptors_pauses_accepting_and_recovers() {
     healthy_answers(&client, &calm, &before, "calm app after the hold");
 
     drop(held);
-    wait_until("the bridge to take new senders again", WAIT, || {
-        Ok(status(&socket).is_ok_and(|s| s["senders"] == 1))
-    })
-    .expect("the storm's senders are gone and status answers");
-    let mut newcomer = RawSender::connect(&socket, "Newcomer");
-    newcomer.show_window(1, "Newcomer window", "New", 2);
-    client.app_bus("Newcomer");
+    let (newcomer, _) = newcomer_after_recovery(&client, &socket, 2);
     healthy_answers(&client, &calm, &before, "calm app after recovery");
     drop(newcomer);
     shutdown(session);
@@ -457,10 +462,9 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
     let bus = client.app_bus("P2P app");
     let address: String = client
         .call(
+            &calls::application::GET_APPLICATION_BUS_ADDRESS,
             &bus,
             ROOT,
-            "org.a11y.atspi.Application",
-            "GetApplicationBusAddress",
             &(),
         )
         .expect("the app offers a peer-to-peer address");
@@ -485,19 +489,10 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
             .build()
             .await
             .map_err(std::io::Error::other)?;
-        let reply = conn
-            .call_method(
-                None::<&str>,
-                ROOT,
-                Some("org.freedesktop.DBus.Properties"),
-                "Get",
-                &(ACCESSIBLE, "Name"),
-            )
+        accessible::NAME
+            .get(&conn, "", ROOT)
             .await
-            .map_err(std::io::Error::other)?;
-        let name: zbus::zvariant::OwnedValue =
-            reply.body().deserialize().map_err(std::io::Error::other)?;
-        String::try_from(name).map_err(std::io::Error::other)
+            .map_err(std::io::Error::other)
     })
     .expect("a peer-to-peer call is answered while clients stall");
     assert_eq!(direct, "P2P app");
@@ -579,12 +574,7 @@ fn producer_strings_cannot_forge_or_flood_the_log() {
     let payload = serde_json::to_vec(&hello).expect("JSON");
     // The bridge may close before all is written: ignore the write's result.
     let _ = big.write_all(&frame(&payload));
-    let replies = read_until_closed(&mut big);
-    let reason = replies
-        .first()
-        .and_then(error_reason)
-        .unwrap_or_default()
-        .to_owned();
+    let (reason, replies) = closing_reason(&mut big);
     assert!(reason.contains("rule `hello-too-large`"), "{replies:?}");
     assert!(reason.len() < 1024, "reason of {} bytes", reason.len());
 
@@ -594,12 +584,7 @@ fn producer_strings_cannot_forge_or_flood_the_log() {
     let hello = json!({"protocol": 1, "app": {"appId": "a", "name": "A", "pid": value}});
     bad.write_all(&frame(&serde_json::to_vec(&hello).expect("JSON")))
         .expect("write");
-    let replies = read_until_closed(&mut bad);
-    let reason = replies
-        .first()
-        .and_then(error_reason)
-        .unwrap_or_default()
-        .to_owned();
+    let (reason, replies) = closing_reason(&mut bad);
     assert!(reason.contains("rule `hello`"), "{replies:?}");
     assert!(reason.len() <= 2100 && !reason.contains('\n') && !reason.contains('\u{1b}'));
 
@@ -767,14 +752,7 @@ fn connections_without_a_hello_are_bounded_in_time_and_memory() {
     let rss_after = rss_kb(bridge);
     let mut reasons = Vec::new();
     for stream in &mut partial {
-        let replies = read_until_closed(stream);
-        reasons.push(
-            replies
-                .first()
-                .and_then(error_reason)
-                .unwrap_or_default()
-                .to_owned(),
-        );
+        reasons.push(closing_reason(stream).0);
     }
     assert!(
         reasons.iter().all(|r| r.contains("rule `hello-too-large`")),
@@ -789,8 +767,7 @@ fn connections_without_a_hello_are_bounded_in_time_and_memory() {
     let mut silent = UnixStream::connect(&socket).expect("connect");
     let start = Instant::now();
     for stream in [&mut half, &mut silent] {
-        let replies = read_until_closed(stream);
-        let reason = replies.first().and_then(error_reason).unwrap_or_default();
+        let (reason, replies) = closing_reason(stream);
         assert!(reason.contains("rule `hello-timeout`"), "{replies:?}");
     }
     println!(

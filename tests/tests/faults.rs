@@ -15,7 +15,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use newton_e2e::{wait_until, TestSession};
-use serde_json::json;
 
 /// Bound for every wait: generous, the machine is shared.
 const WAIT: Duration = Duration::from_secs(60);
@@ -69,8 +68,10 @@ fn a_sender_stalled_mid_frame_keeps_its_tree_and_stalls_nobody() {
     let calm_before = run_mix(&client, &calm, ROUNDS);
 
     // Half of a relabel frame: the length prefix promises more than ever arrives.
-    let payload = serde_json::to_vec(&json!({"update": {"surface": 1,
-        "update": relabel(2, "Never arrives")}}))
+    let payload = serde_json::to_vec(&newton_push_protocol::SenderMessage::Update {
+        surface: newton_push_protocol::SurfaceId(1),
+        update: relabel(2, "Never arrives"),
+    })
     .expect("JSON encodes");
     let half = payload.len() / 2;
     let mut bytes = u32::try_from(payload.len())
@@ -150,12 +151,11 @@ fn actions_for_a_sender_that_never_reads_are_bounded_and_dropped() {
     let mut failures = Vec::new();
     for _ in 0..ACTIONS {
         let start = Instant::now();
-        let reply: zbus::Result<bool> = client.call(
+        let reply = client.call(
+            &calls::action::DO_ACTION,
             &deaf_target.bus,
             &deaf_target.button,
-            "org.a11y.atspi.Action",
-            "DoAction",
-            &(0i32,),
+            &(0,),
         );
         let elapsed = start.elapsed();
         took.push(elapsed);

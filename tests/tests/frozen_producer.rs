@@ -9,7 +9,6 @@
 //! Run with `cargo test -p newton-e2e --test frozen_producer -- --nocapture` after
 //! `cargo build -p newton-atspi-bridge`. No Xvfb, no Orca.
 
-use std::collections::HashMap;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -19,15 +18,15 @@ use zbus::zvariant::OwnedValue;
 
 const BASIC: &str = "generated-small/basic.jsonl";
 const BASIC_APP: &str = "Newton basic demo";
-const ROOT: &str = "/org/a11y/atspi/accessible/root";
-const CACHE: &str = "/org/a11y/atspi/cache";
-const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
 const ROUNDS: usize = 20;
 const ACTION_REQUESTS: usize = 20;
 /// Far beyond libatspi's 800 ms call timeout: only a hang trips it (not a speed assertion).
 const HANG_BOUND: Duration = Duration::from_secs(20);
 
-use newton_atspi_client::wire::{CacheItem, ObjectRef as ObjRef};
+use newton_atspi_client::calls::{
+    self, accessible, action, application, cache, component, text, value, Method, Property,
+    CACHE_PATH as CACHE, ROOT,
+};
 
 /// A client on the a11y bus talking to one bridged application.
 #[derive(Clone)]
@@ -42,63 +41,34 @@ impl Client {
             zbus::connection::Builder::address(address)?.build().await
         })
         .expect("connect to the a11y bus");
-        let mut client = Client {
-            conn,
-            app_bus: "org.a11y.atspi.Registry".into(),
-        };
-        let apps: Vec<ObjRef> = client
-            .call(ROOT, ACCESSIBLE, "GetChildren", &())
-            .expect("desktop children");
-        client.app_bus = apps
+        let desktop = async_io::block_on(calls::desktop_applications(&conn));
+        let app_bus = desktop
+            .expect("desktop children")
             .into_iter()
-            .map(|(bus, _)| bus)
-            .find(|bus| {
-                let app = Client {
-                    conn: client.conn.clone(),
-                    app_bus: bus.clone(),
-                };
-                app.prop(ROOT, ACCESSIBLE, "Name")
+            .find(|(bus, path)| {
+                accessible::NAME
+                    .get_blocking(&conn, bus, path.as_str())
                     .is_ok_and(|name| name.contains(app_name))
             })
+            .map(|(bus, _)| bus)
             .unwrap_or_else(|| panic!("no desktop child named {app_name}"));
-        client
+        Client { conn, app_bus }
     }
 
-    fn call<B, R>(&self, path: &str, iface: &str, method: &str, body: &B) -> zbus::Result<R>
+    fn call<A, R>(&self, method: &Method<A, R>, path: &str, args: &A) -> zbus::Result<R>
     where
-        B: serde::Serialize + zbus::zvariant::DynamicType,
+        A: serde::Serialize + zbus::zvariant::DynamicType,
         R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
     {
-        async_io::block_on(async {
-            let reply = self
-                .conn
-                .call_method(Some(self.app_bus.as_str()), path, Some(iface), method, body)
-                .await?;
-            reply.body().deserialize::<R>()
-        })
+        method.call_blocking(&self.conn, &self.app_bus, path, args)
     }
 
-    /// A property, as its Debug text (comparable between runs).
-    fn prop(&self, path: &str, iface: &str, name: &str) -> zbus::Result<String> {
-        let value: OwnedValue = self.call(
-            path,
-            "org.freedesktop.DBus.Properties",
-            "Get",
-            &(iface, name),
-        )?;
-        Ok(format!("{value:?}"))
-    }
-
-    fn string_prop(&self, path: &str, name: &str) -> String {
-        let value: OwnedValue = self
-            .call(
-                path,
-                "org.freedesktop.DBus.Properties",
-                "Get",
-                &(ACCESSIBLE, name),
-            )
-            .unwrap_or_else(|e| panic!("{name} of {path}: {e}"));
-        String::try_from(value).unwrap_or_else(|e| panic!("{name} of {path}: {e}"))
+    fn get<T>(&self, property: &Property<T>, path: &str) -> zbus::Result<T>
+    where
+        T: TryFrom<OwnedValue>,
+        T::Error: Into<zbus::zvariant::Error>,
+    {
+        property.get_blocking(&self.conn, &self.app_bus, path)
     }
 
     /// Path of the first object (breadth first) named `name`.
@@ -106,11 +76,12 @@ impl Client {
         let mut queue = vec![ROOT.to_string()];
         while !queue.is_empty() {
             let path = queue.remove(0);
-            if path != ROOT && self.string_prop(&path, "Name") == name {
+            let named = || self.get(&accessible::NAME, &path);
+            if path != ROOT && named().unwrap_or_else(|e| panic!("Name of {path}: {e}")) == name {
                 return path;
             }
-            let children: Vec<ObjRef> = self
-                .call(&path, ACCESSIBLE, "GetChildren", &())
+            let children = self
+                .call(&accessible::GET_CHILDREN, &path, &())
                 .unwrap_or_else(|e| panic!("GetChildren of {path}: {e}"));
             queue.extend(children.into_iter().map(|(_, p)| p.to_string()));
         }
@@ -121,21 +92,23 @@ impl Client {
 type Query = Box<dyn Fn(&Client) -> zbus::Result<String>>;
 
 /// A call whose answer is kept as Debug text.
-fn call<B, R>(path: &str, iface: &'static str, method: &'static str, body: B) -> Query
+fn call<A, R>(path: &str, method: &'static Method<A, R>, args: A) -> Query
 where
-    B: serde::Serialize + zbus::zvariant::DynamicType + 'static,
-    R: for<'d> zbus::zvariant::DynamicDeserialize<'d> + std::fmt::Debug,
+    A: serde::Serialize + zbus::zvariant::DynamicType + 'static,
+    R: for<'d> zbus::zvariant::DynamicDeserialize<'d> + std::fmt::Debug + 'static,
 {
     let path = path.to_string();
-    Box::new(move |c: &Client| {
-        c.call::<B, R>(&path, iface, method, &body)
-            .map(|r| format!("{r:?}"))
-    })
+    Box::new(move |c: &Client| c.call(method, &path, &args).map(|r| format!("{r:?}")))
 }
 
-fn prop(path: &str, iface: &'static str, name: &'static str) -> Query {
+/// A property whose value is kept as Debug text.
+fn prop<T>(path: &str, property: &'static Property<T>) -> Query
+where
+    T: TryFrom<OwnedValue> + std::fmt::Debug + 'static,
+    T::Error: Into<zbus::zvariant::Error>,
+{
     let path = path.to_string();
-    Box::new(move |c: &Client| c.prop(&path, iface, name))
+    Box::new(move |c: &Client| c.get(property, &path).map(|v| format!("{v:?}")))
 }
 
 /// The fixed query mix: every kind of query an AT makes, on the basic fixture's objects.
@@ -144,80 +117,52 @@ fn query_mix(client: &Client) -> Vec<(&'static str, Query)> {
     let button = client.path_named("OK");
     let entry = client.path_named("Name");
     let slider = client.path_named("Volume");
-    const TEXT: &str = "org.a11y.atspi.Text";
-    const COMPONENT: &str = "org.a11y.atspi.Component";
     vec![
-        ("Name", prop(&button, ACCESSIBLE, "Name")),
-        (
-            "GetRole",
-            call::<_, u32>(&button, ACCESSIBLE, "GetRole", ()),
-        ),
-        (
-            "GetState",
-            call::<_, Vec<u32>>(&button, ACCESSIBLE, "GetState", ()),
-        ),
-        (
-            "GetChildren",
-            call::<_, Vec<ObjRef>>(&window, ACCESSIBLE, "GetChildren", ()),
-        ),
+        ("Name", prop(&button, &accessible::NAME)),
+        ("GetRole", call(&button, &accessible::GET_ROLE, ())),
+        ("GetState", call(&button, &accessible::GET_STATE, ())),
+        ("GetChildren", call(&window, &accessible::GET_CHILDREN, ())),
         (
             "GetChildAtIndex",
-            call::<_, ObjRef>(&window, ACCESSIBLE, "GetChildAtIndex", (0i32,)),
+            call(&window, &accessible::GET_CHILD_AT_INDEX, (0i32,)),
         ),
         (
             "GetIndexInParent",
-            call::<_, i32>(&button, ACCESSIBLE, "GetIndexInParent", ()),
+            call(&button, &accessible::GET_INDEX_IN_PARENT, ()),
         ),
         (
             "GetAttributes",
-            call::<_, HashMap<String, String>>(&button, ACCESSIBLE, "GetAttributes", ()),
+            call(&button, &accessible::GET_ATTRIBUTES, ()),
         ),
         (
             "GetRelationSet",
-            call::<_, Vec<(u32, Vec<ObjRef>)>>(&entry, ACCESSIBLE, "GetRelationSet", ()),
+            call(&entry, &accessible::GET_RELATION_SET, ()),
         ),
-        (
-            "Text.GetText",
-            call::<_, String>(&entry, TEXT, "GetText", (0i32, -1i32)),
-        ),
+        ("Text.GetText", call(&entry, &text::GET_TEXT, (0i32, -1i32))),
         (
             "Text.GetTextAtOffset",
-            call::<_, (String, i32, i32)>(&entry, TEXT, "GetTextAtOffset", (0i32, 1u32)),
+            call(&entry, &text::GET_TEXT_AT_OFFSET, (0i32, 1u32)),
         ),
         (
             "Text.GetStringAtOffset",
-            call::<_, (String, i32, i32)>(&entry, TEXT, "GetStringAtOffset", (1i32, 0u32)),
+            call(&entry, &text::GET_STRING_AT_OFFSET, (1i32, 0u32)),
         ),
-        ("Text.CaretOffset", prop(&entry, TEXT, "CaretOffset")),
-        ("Text.CharacterCount", prop(&entry, TEXT, "CharacterCount")),
+        ("Text.CaretOffset", prop(&entry, &text::CARET_OFFSET)),
+        ("Text.CharacterCount", prop(&entry, &text::CHARACTER_COUNT)),
         (
             "Component.GetExtents(screen)",
-            call::<_, (i32, i32, i32, i32)>(&button, COMPONENT, "GetExtents", (0u32,)),
+            call(&button, &component::GET_EXTENTS, (0u32,)),
         ),
         (
             "Component.GetExtents(window)",
-            call::<_, (i32, i32, i32, i32)>(&button, COMPONENT, "GetExtents", (1u32,)),
+            call(&button, &component::GET_EXTENTS, (1u32,)),
         ),
-        (
-            "Action.GetActions",
-            call::<_, Vec<(String, String, String)>>(
-                &button,
-                "org.a11y.atspi.Action",
-                "GetActions",
-                (),
-            ),
-        ),
-        (
-            "Value.CurrentValue",
-            prop(&slider, "org.a11y.atspi.Value", "CurrentValue"),
-        ),
-        (
-            "Cache.GetItems",
-            call::<_, Vec<CacheItem>>(CACHE, "org.a11y.atspi.Cache", "GetItems", ()),
-        ),
+        ("Action.GetActions", call(&button, &action::GET_ACTIONS, ())),
+        ("Value.CurrentValue", prop(&slider, &value::CURRENT_VALUE)),
+        ("Cache.GetItems", call(CACHE, &cache::GET_ITEMS, ())),
         (
             "Application.ToolkitName",
-            prop(ROOT, "org.a11y.atspi.Application", "ToolkitName"),
+            prop(ROOT, &application::TOOLKIT_NAME),
         ),
     ]
 }
@@ -307,7 +252,7 @@ fn do_action(client: &Client, path: &str) -> (zbus::Result<bool>, Duration) {
     let (client, target) = (client.clone(), path.to_string());
     std::thread::spawn(move || {
         let start = Instant::now();
-        let reply = client.call::<_, bool>(&target, "org.a11y.atspi.Action", "DoAction", &(0i32,));
+        let reply = client.call(&action::DO_ACTION, &target, &(0,));
         let _ = tx.send((reply, start.elapsed()));
     });
     rx.recv_timeout(HANG_BOUND)

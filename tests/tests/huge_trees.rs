@@ -18,38 +18,36 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use newton_e2e::{py_script, python, TestSession};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(240);
 const ROUNDS: usize = 10;
 
+use accesskit::{Node, NodeId, Role, TreeUpdate};
 mod support;
 use support::*;
 
 /// The big application: a window (id 1) → `groups` lists → `items` list items each; item k of
 /// group g is "Item g.k" (id 1_000_000 + g × items + k).
-fn big_tree(groups: u64, items: u64) -> Value {
-    let group_ids: Vec<u64> = (0..groups).map(|g| 10 + g).collect();
-    let mut nodes = vec![
-        json!([1, {"role": "window", "actions": 0, "childActions": 0,
-        "flags": 0, "properties": {"children": group_ids, "label": "Huge"}}]),
-    ];
+fn big_tree(groups: u64, items: u64) -> TreeUpdate {
+    let group_ids: Vec<NodeId> = (0..groups).map(|g| NodeId(10 + g)).collect();
+    let mut window = Node::new(Role::Window);
+    window.set_children(group_ids);
+    window.set_label("Huge");
+    let mut nodes = vec![(NodeId(1), window)];
     for g in 0..groups {
         let item_ids: Vec<u64> = (0..items).map(|k| 1_000_000 + g * items + k).collect();
-        nodes.push(
-            json!([10 + g, {"role": "list", "actions": 0, "childActions": 0,
-            "flags": 0, "properties": {"children": item_ids, "label": format!("Group {g}")}}]),
-        );
+        let mut list = Node::new(Role::List);
+        list.set_children(item_ids.iter().copied().map(NodeId).collect::<Vec<_>>());
+        list.set_label(format!("Group {g}"));
+        nodes.push((NodeId(10 + g), list));
         for (k, id) in item_ids.iter().enumerate() {
-            nodes.push(
-                json!([id, {"role": "listItem", "actions": 0, "childActions": 0,
-                "flags": 0, "properties": {"label": format!("Item {g}.{k}")}}]),
-            );
+            let mut item = Node::new(Role::ListItem);
+            item.set_label(format!("Item {g}.{k}"));
+            nodes.push((NodeId(*id), item));
         }
     }
-    json!({"nodes": nodes,
-           "tree": {"root": 1, "toolkitName": null, "toolkitVersion": null},
-           "treeId": TREE_ID, "focus": 1})
+    tree_update(1, nodes, true)
 }
 
 /// Sends the big tree as surface 1 of a new application and waits until it applied.
@@ -220,23 +218,22 @@ fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
 /// call walks the whole tree and answers an empty list.
 fn costly_call(conn: &zbus::Connection) -> zbus::Result<()> {
     let rule = (
-        Vec::<i32>::new(),
-        0i32,
-        std::collections::HashMap::<String, String>::new(),
-        0i32,
-        Vec::<i32>::new(),
-        0i32,
+        Vec::new(),
+        0,
+        std::collections::HashMap::new(),
+        0,
+        Vec::new(),
+        0,
         vec!["Table".to_owned()],
-        1i32,
+        1,
         false,
     );
-    async_io::block_on(conn.call_method(
-        None::<&str>,
+    calls::collection::GET_MATCHES.call_blocking(
+        conn,
+        "",
         "/org/a11y/atspi/accessible/1_1",
-        Some("org.a11y.atspi.Collection"),
-        "GetMatches",
-        &(rule, 0u32, 0i32, true),
-    ))?;
+        &(rule, 0, 0, true),
+    )?;
     Ok(())
 }
 
@@ -255,10 +252,9 @@ fn clients_looping_costly_calls_do_not_hold_up_another_application() {
     let calm_bus = client.app_bus(CALM_APP);
     let p2p: String = client
         .call(
+            &calls::application::GET_APPLICATION_BUS_ADDRESS,
             &big_bus,
             ROOT,
-            "org.a11y.atspi.Application",
-            "GetApplicationBusAddress",
             &(),
         )
         .expect("the bridge offers a peer-to-peer address");

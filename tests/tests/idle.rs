@@ -12,15 +12,18 @@
 //! `cargo build -p newton-atspi-bridge`.
 
 use std::collections::BTreeMap;
-use std::io::{ErrorKind, Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use newton_e2e::{bridge_binary, wait_until, BusClient, SessionOptions, TestSession};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
+/// Unused here; the shared support module's query mix wants it.
+const ROUNDS: usize = 1;
+
+mod support;
+use support::{relabel, RawSender};
 const PUSH_INTERVAL: Duration = Duration::from_millis(100);
 const PUSHES: u32 = 50;
 const IDLE_WINDOW: Duration = Duration::from_secs(5);
@@ -158,7 +161,7 @@ fn no_at_no_cost_bridge_sleeps_while_senders_are_silent() {
     assert_no_at(&a11y_address, &session);
 
     let mut sender = RawSender::connect(&socket, "Chatty app");
-    let messages = sender.show_window();
+    let messages = sender.show_window(1, "Chatty", "Count", 1);
     assert!(
         messages.contains(&json!({"updatesUnwanted": {"surface": 1}})),
         "precondition: no AT, so the surface is unwanted; got {messages:?}"
@@ -167,10 +170,14 @@ fn no_at_no_cost_bridge_sleeps_while_senders_are_silent() {
     let busy_start = sample(bridge);
     for n in 0..PUSHES {
         let tick = Instant::now();
-        sender.relabel(&format!("Count {n}"));
+        sender.commit(1, relabel(2, &format!("Count {n}")));
         std::thread::sleep(PUSH_INTERVAL.saturating_sub(tick.elapsed()));
     }
-    sender.sync();
+    let replies = sender.sync();
+    assert!(
+        replies.iter().all(|m| m.get("rejected").is_none()),
+        "rejected: {replies:?}"
+    );
     let busy_end = sample(bridge);
 
     std::thread::sleep(SETTLE);
@@ -244,126 +251,4 @@ fn start_bridge(session: &mut TestSession, socket: &Path) -> u32 {
     })
     .unwrap_or_else(|e| panic!("{e}\n{}", session.stderr_of("bridge")));
     pid
-}
-
-/// A sender speaking JSON frames (docs/protocol.md) directly on the socket.
-struct RawSender {
-    stream: UnixStream,
-    pending: Vec<u8>,
-    serial: u64,
-}
-
-impl RawSender {
-    fn connect(socket: &Path, name: &str) -> RawSender {
-        let stream = UnixStream::connect(socket).expect("connect to the bridge");
-        let mut sender = RawSender {
-            stream,
-            pending: Vec::new(),
-            serial: 0,
-        };
-        sender.send(&json!({"protocol": 1, "encoding": "json", "app": {
-            "appId": "org.newton.idle.chatty", "name": name, "pid": null,
-            "toolkitName": "idle-test", "toolkitVersion": "1"}}));
-        let welcome = sender.recv().expect("a welcome");
-        assert!(
-            welcome.get("welcome").is_some(),
-            "expected the welcome: {welcome}"
-        );
-        sender
-    }
-
-    fn send(&mut self, message: &Value) {
-        let payload = serde_json::to_vec(message).expect("JSON encodes");
-        let length = u32::try_from(payload.len()).expect("small frame");
-        let mut bytes = length.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&payload);
-        self.stream.write_all(&bytes).expect("write to the bridge");
-    }
-
-    fn next_serial(&mut self) -> u64 {
-        self.serial += 1;
-        self.serial
-    }
-
-    /// The next bridge message (bounded by WAIT); None when the bridge closed.
-    fn recv(&mut self) -> Option<Value> {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(prefix) = self.pending.get(..4) {
-                let end = 4 + u32::from_le_bytes(prefix.try_into().ok()?) as usize;
-                if let Some(payload) = self.pending.get(4..end) {
-                    let message = serde_json::from_slice(payload).expect("bridge frame is JSON");
-                    self.pending.drain(..end);
-                    return Some(message);
-                }
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "no bridge message within {WAIT:?}");
-            let _ = self.stream.set_read_timeout(Some(left));
-            let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return None,
-                Ok(n) => self
-                    .pending
-                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) => {}
-                Err(_) => return None,
-            }
-        }
-    }
-
-    /// Waits until everything sent was processed; the messages that came before.
-    fn sync(&mut self) -> Vec<Value> {
-        let serial = self.next_serial();
-        self.send(&json!({"sync": {"serial": serial}}));
-        let mut before = Vec::new();
-        loop {
-            let message = self.recv().expect("the bridge answers the sync");
-            if message["syncDone"]["serial"] == serial {
-                return before;
-            }
-            assert!(message.get("rejected").is_none(), "rejected: {message}");
-            before.push(message);
-        }
-    }
-
-    /// Surface 1: a window with a button and a label, committed.
-    fn show_window(&mut self) -> Vec<Value> {
-        self.send(&json!({"createSurface": {"surface": 1, "title": "Chatty"}}));
-        let tree = json!({
-            "nodes": [
-                [1, {"role": "window", "actions": 0, "childActions": 0, "flags": 0,
-                     "properties": {"children": [2, 3], "label": "Chatty"}}],
-                [2, button("Count")],
-                [3, {"role": "label", "actions": 0, "childActions": 0, "flags": 0,
-                     "properties": {"value": "Ready"}}]
-            ],
-            "tree": {"root": 1, "toolkitName": null, "toolkitVersion": null},
-            "treeId": "00000000-0000-0000-0000-000000000000",
-            "focus": 2
-        });
-        self.send(&json!({"update": {"surface": 1, "update": tree}}));
-        let serial = self.next_serial();
-        self.send(&json!({"commit": {"surface": 1, "serial": serial}}));
-        self.send(&json!({"focus": {"surface": 1}}));
-        self.sync()
-    }
-
-    /// One relabel of the button, committed, without waiting (as a toolkit pushes).
-    fn relabel(&mut self, label: &str) {
-        let update = json!({"nodes": [[2, button(label)]], "tree": null,
-                            "treeId": "00000000-0000-0000-0000-000000000000", "focus": 2});
-        self.send(&json!({"update": {"surface": 1, "update": update}}));
-        let serial = self.next_serial();
-        self.send(&json!({"commit": {"surface": 1, "serial": serial}}));
-    }
-}
-
-fn button(label: &str) -> Value {
-    json!({"role": "button", "actions": 1, "childActions": 0, "flags": 0,
-           "properties": {"label": label}})
 }

@@ -288,20 +288,12 @@ fn senders_reach_only_their_own_surfaces() {
 
 const BIG_APP_NODES: u64 = 10_000;
 
-use newton_atspi_client::wire::CacheItem;
-
 /// GetItems on `bus` in a tight loop from its own connection until `stop`; counts calls, errors.
 fn flood_get_items(address: String, bus: String, stop: Arc<AtomicBool>) -> (u64, Vec<String>) {
     let client = Client::connect(&address);
     let (mut calls, mut errors) = (0u64, Vec::new());
     while !stop.load(Ordering::Relaxed) {
-        let items: zbus::Result<Vec<CacheItem>> = client.call(
-            &bus,
-            "/org/a11y/atspi/cache",
-            "org.a11y.atspi.Cache",
-            "GetItems",
-            &(),
-        );
+        let items = client.call(&calls::cache::GET_ITEMS, &bus, calls::CACHE_PATH, &());
         match items {
             Ok(items) if items.len() as u64 >= BIG_APP_NODES => calls += 1,
             Ok(items) => errors.push(format!("GetItems returned {} items", items.len())),

@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 const WAIT: Duration = Duration::from_secs(60);
 /// Grace given to a process asked to stop before it is SIGKILLed.
 const GRACE: Duration = Duration::from_secs(30);
-const REGISTRY: &str = "org.a11y.atspi.Registry";
+use newton_atspi_client::calls::{accessible, registry, REGISTRY};
 /// The harness's marker variable (every process of a session carries it, activated ones too).
 const SESSION_MARKER: &str = "NEWTON_E2E_SESSION";
 const BYSTANDER_FIXTURE: &str = "generated-small/basic.jsonl";
@@ -271,16 +271,8 @@ fn apps_on(a11y: &BusClient) -> Vec<(String, String)> {
     children
         .into_iter()
         .filter_map(|(bus, path)| {
-            let name: zbus::zvariant::OwnedValue = a11y
-                .call(
-                    &bus,
-                    path.as_str(),
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    &("org.a11y.atspi.Accessible", "Name"),
-                )
-                .ok()?;
-            Some((bus, String::try_from(name).ok()?))
+            let name = a11y.get(&accessible::NAME, &bus, path.as_str()).ok()?;
+            Some((bus, name))
         })
         .collect()
 }
@@ -884,12 +876,10 @@ fn updates_wanted_follows_at_presence() {
 
     let listener = desk.a11y();
     let () = listener
-        .call(
+        .call_fixed(
+            &registry::REGISTER_EVENT,
             REGISTRY,
-            "/org/a11y/atspi/registry",
-            "org.a11y.atspi.Registry",
-            "RegisterEvent",
-            &("object:children-changed",),
+            &("object:children-changed".to_owned(),),
         )
         .expect("RegisterEvent");
     expect_message(
@@ -898,12 +888,10 @@ fn updates_wanted_follows_at_presence() {
         "listener registered",
     );
     let () = listener
-        .call(
+        .call_fixed(
+            &registry::DEREGISTER_EVENT,
             REGISTRY,
-            "/org/a11y/atspi/registry",
-            "org.a11y.atspi.Registry",
-            "DeregisterEvent",
-            &("object:children-changed",),
+            &("object:children-changed".to_owned(),),
         )
         .expect("DeregisterEvent");
     expect_message(
@@ -916,12 +904,10 @@ fn updates_wanted_follows_at_presence() {
     // An AT that goes away without deregistering (it crashed): its bus name vanishes.
     let crashing = desk.a11y();
     let () = crashing
-        .call(
+        .call_fixed(
+            &registry::REGISTER_EVENT,
             REGISTRY,
-            "/org/a11y/atspi/registry",
-            "org.a11y.atspi.Registry",
-            "RegisterEvent",
-            &("object:state-changed:focused",),
+            &("object:state-changed:focused".to_owned(),),
         )
         .expect("RegisterEvent");
     expect_message(

@@ -65,13 +65,13 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
     kill(first);
     session.stop(first, Duration::from_secs(5));
     wait_until("the killed bridge's applications to leave", WAIT, || {
-        Ok(apps_named(&session, APP_NAME) == 0 && apps_named(&session, BASIC_NAME) == 0)
+        Ok(session.apps_named(APP_NAME)? == 0 && session.apps_named(BASIC_NAME)? == 0)
     })
     .expect("the registry drops the dead bridge's applications");
 
     let second = start_bridge(&mut session, "bridge-2", &socket);
     wait_until("both applications to come back", WAIT, || {
-        Ok(apps_named(&session, APP_NAME) == 1 && apps_named(&session, BASIC_NAME) == 1)
+        Ok(session.apps_named(APP_NAME)? == 1 && session.apps_named(BASIC_NAME)? == 1)
     })
     .expect("the producer and the replay reconnect by themselves");
     assert_reconnected(&producer);
@@ -89,16 +89,16 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
     );
     // Nothing stale: once each on the desktop, exactly the two live senders in `status`.
     assert_eq!(
-        apps_named(&session, APP_NAME),
+        session.apps_named(APP_NAME).expect("read the desktop"),
         1,
         "no duplicate application"
     );
     assert_eq!(
-        apps_named(&session, BASIC_NAME),
+        session.apps_named(BASIC_NAME).expect("read the desktop"),
         1,
         "no duplicate application"
     );
-    let status = bridge_status(&mut session, &socket);
+    let status = session.bridge_status(&socket).expect("status answers");
     let mut names: Vec<&str> = status["apps"]
         .as_array()
         .map(|apps| apps.iter().filter_map(|a| a["name"].as_str()).collect())
@@ -253,33 +253,4 @@ fn dump(session: &mut TestSession, app: &str) -> Value {
         .run_ok("atspi-dump", cmd, WAIT)
         .expect("atspi_dump.py succeeds");
     serde_json::from_str(&out).expect("atspi_dump.py prints JSON")
-}
-
-/// How many desktop applications are named `name`.
-fn apps_named(session: &TestSession, name: &str) -> usize {
-    let client = session.a11y_client().expect("an a11y bus client");
-    let children = client.desktop_children().unwrap_or_default();
-    children
-        .iter()
-        .filter(|(bus, path)| {
-            client
-                .call::<_, zbus::zvariant::OwnedValue>(
-                    bus,
-                    path.as_str(),
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    &("org.a11y.atspi.Accessible", "Name"),
-                )
-                .ok()
-                .and_then(|value| String::try_from(value).ok())
-                .is_some_and(|n| n == name)
-        })
-        .count()
-}
-
-fn bridge_status(session: &mut TestSession, socket: &Path) -> Value {
-    let mut cmd = session.command(bridge_binary().expect("the bridge binary"));
-    cmd.args(["status", "--json", "--socket"]).arg(socket);
-    let out = session.run_ok("status", cmd, WAIT).expect("status answers");
-    serde_json::from_str(&out).expect("status prints JSON")
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use newton_e2e::wait_until;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Bound for every wait: generous, the machine is shared.
 const WAIT: Duration = Duration::from_secs(120);
@@ -69,16 +69,16 @@ fn steady_sender(
     shown.fetch_add(1, Ordering::Relaxed);
     let (mut commits, mut rejected) = (1u64, Vec::new());
     while !stop.load(Ordering::Relaxed) {
-        let nodes_in_update: Vec<Value> = (0..RELABELS_PER_COMMIT)
+        let nodes_in_update = (0..RELABELS_PER_COMMIT)
             .map(|k| {
                 let id = 2 + (commits * RELABELS_PER_COMMIT + k) % (nodes - 1);
-                json!([id, button(&format!("Row {id} v{commits}"))])
+                (
+                    accesskit::NodeId(id),
+                    button(&format!("Row {id} v{commits}")),
+                )
             })
             .collect();
-        sender.commit(
-            1,
-            json!({"nodes": nodes_in_update, "tree": null, "treeId": TREE_ID, "focus": 1}),
-        );
+        sender.commit(1, tree_update(1, nodes_in_update, false));
         commits += 1;
         if commits % 20 == 0 {
             rejected.extend(
@@ -129,7 +129,7 @@ fn walker(address: String, apps: Vec<String>, stop: Arc<AtomicBool>) -> (u64, Ve
             for (_, row) in rows.unwrap_or_default().iter().step_by(97) {
                 let name = client.name(bus, row);
                 record(name.map(|_| ()).map_err(|e| e.to_string()), &mut calls);
-                let role: zbus::Result<u32> = client.call(bus, row, ACCESSIBLE, "GetRole", &());
+                let role: zbus::Result<u32> = client.call(&accessible::GET_ROLE, bus, row, &());
                 record(role.map(|_| ()).map_err(|e| e.to_string()), &mut calls);
             }
         }

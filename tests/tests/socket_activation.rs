@@ -18,7 +18,6 @@ use std::time::Duration;
 use newton_e2e::{bridge_binary, fixture, wait_until, SessionOptions, TestSession};
 use rustix::io::{fcntl_setfd, FdFlags};
 use rustix::process::{kill_process, Pid, Signal};
-use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(60);
 const BASIC: &str = "generated-small/basic.jsonl";
@@ -102,7 +101,7 @@ fn activated_on_first_connect(session: &mut TestSession, socket: &Path) {
         refusal.contains("another bridge already serves"),
         "the refusal names the running bridge: {refusal}"
     );
-    assert_eq!(apps_named(session, BASIC_NAME), 1);
+    assert_eq!(session.apps_named(BASIC_NAME).expect("read the desktop"), 1);
 
     session.stop(replay, Duration::from_secs(10));
     session.stop(pid, Duration::from_secs(20));
@@ -128,7 +127,7 @@ fn held_socket_survives_a_restart(session: &mut TestSession, socket: &Path) {
     kill(first);
     session.stop(first, Duration::from_secs(5));
     wait_until("the killed bridge's application to leave", WAIT, || {
-        Ok(apps_named(session, BASIC_NAME) == 0)
+        Ok(session.apps_named(BASIC_NAME)? == 0)
     })
     .expect("the registry drops the dead bridge's application");
 
@@ -151,12 +150,16 @@ fn held_socket_survives_a_restart(session: &mut TestSession, socket: &Path) {
         .wait_for_app(BASIC_NAME, survivor)
         .expect("the reconnecting replay comes back");
     assert_eq!(
-        apps_named(session, BASIC_NAME),
+        session.apps_named(BASIC_NAME).expect("read the desktop"),
         1,
         "no duplicate application"
     );
-    assert_eq!(apps_named(session, DOC_NAME), 1, "no duplicate application");
-    let status = bridge_status(session, socket);
+    assert_eq!(
+        session.apps_named(DOC_NAME).expect("read the desktop"),
+        1,
+        "no duplicate application"
+    );
+    let status = session.bridge_status(socket).expect("status answers");
     let names: Vec<&str> = status["apps"]
         .as_array()
         .map(|apps| apps.iter().filter_map(|a| a["name"].as_str()).collect())
@@ -261,33 +264,4 @@ fn command_name(pid: u32) -> String {
         .unwrap_or_default()
         .trim()
         .to_string()
-}
-
-/// How many desktop applications are named `name`.
-fn apps_named(session: &TestSession, name: &str) -> usize {
-    let client = session.a11y_client().expect("an a11y bus client");
-    let children = client.desktop_children().unwrap_or_default();
-    children
-        .iter()
-        .filter(|(bus, path)| {
-            client
-                .call::<_, zbus::zvariant::OwnedValue>(
-                    bus,
-                    path.as_str(),
-                    "org.freedesktop.DBus.Properties",
-                    "Get",
-                    &("org.a11y.atspi.Accessible", "Name"),
-                )
-                .ok()
-                .and_then(|value| String::try_from(value).ok())
-                .is_some_and(|n| n == name)
-        })
-        .count()
-}
-
-fn bridge_status(session: &mut TestSession, socket: &Path) -> Value {
-    let mut cmd = session.command(bridge_binary().expect("the bridge binary"));
-    cmd.args(["status", "--json", "--socket"]).arg(socket);
-    let out = session.run_ok("status", cmd, WAIT).expect("status answers");
-    serde_json::from_str(&out).expect("status prints JSON")
 }

@@ -48,8 +48,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use newton_e2e::{
-    extract_speech, fixture, golden_path, orca_tests_skipped, summary_note, update_goldens,
-    workspace_root, Bridge, BusClient, Orca, SessionOptions, SteppedReplay, TestSession,
+    extract_speech, fixture, golden_path, orca_tests_skipped, registry_key, summary_note,
+    update_goldens, workspace_root, Bridge, BusClient, KeyPhase, Orca, SessionOptions,
+    SteppedReplay, TestSession,
 };
 
 /// How long the legacy reference may take to answer one stdin command.
@@ -526,55 +527,11 @@ fn doc_100k() -> Scenario {
 // ---------------------------------------------------------------------------------------------
 // Keys through the registry (as tests/tests/bridge_orca.rs does).
 
-const SHIFT: i16 = 1;
-
-/// (keysym, keycode in Xvfb's default keymap, modifiers, string, is_text) — as
-/// tests/py/inject_key.py.
-fn key(name: &str) -> (i32, i16, i16, &str, bool) {
-    match name {
-        "Tab" => (0xFF09, 23, 0, "Tab", false),
-        "ISO_Left_Tab" => (0xFE20, 23, SHIFT, "ISO_Left_Tab", false),
-        "space" => (0x20, 65, 0, " ", true),
-        "a" => (0x61, 38, 0, "a", true),
-        "b" => (0x62, 56, 0, "b", true),
-        "exclam" => (0x21, 10, SHIFT, "!", true),
-        "BackSpace" => (0xFF08, 22, 0, "BackSpace", false),
-        "Delete" => (0xFFFF, 119, 0, "Delete", false),
-        "Return" => (0xFF0D, 36, 0, "Return", false),
-        "Left" => (0xFF51, 113, 0, "Left", false),
-        "Right" => (0xFF53, 114, 0, "Right", false),
-        "Up" => (0xFF52, 111, 0, "Up", false),
-        "Down" => (0xFF54, 116, 0, "Down", false),
-        "Home" => (0xFF50, 110, 0, "Home", false),
-        "End" => (0xFF57, 115, 0, "End", false),
-        "Page_Up" => (0xFF55, 112, 0, "Page_Up", false),
-        "KP_Enter" => (0xFF8D, 104, 0, "KP_Enter", false),
-        "KP_Up" => (0xFF97, 80, 0, "KP_Up", false),
-        "KP_Page_Up" => (0xFF9A, 81, 0, "KP_Page_Up", false),
-        other => panic!("no keycode for keysym {other}; add it to key()"),
-    }
-}
-
-const PRESS: u32 = 0;
-const RELEASE: u32 = 1;
-
 /// One key event through the registry's DeviceEventController; returns whether a listener
 /// (Orca) consumed it.
-fn notify_key(a11y: &BusClient, kind: u32, name: &str) -> bool {
-    let (keysym, keycode, modifiers, string, is_text) = key(name);
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let timestamp = i32::try_from(millis & 0x7fff_ffff).unwrap_or(0);
-    let event = (kind, keysym, keycode, modifiers, timestamp, string, is_text);
-    a11y.call(
-        "org.a11y.atspi.Registry",
-        "/org/a11y/atspi/registry/deviceeventcontroller",
-        "org.a11y.atspi.DeviceEventController",
-        "NotifyListenersSync",
-        &(event,),
-    )
-    .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}"))
+fn notify_key(a11y: &BusClient, phase: KeyPhase, name: &str) -> bool {
+    registry_key(a11y, phase, name)
+        .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -800,22 +757,7 @@ fn wait_for_app_gone(session: &TestSession, app_name: &str) {
     newton_e2e::wait_until(
         "the first application to leave the desktop",
         session.ready_timeout(),
-        || {
-            let children = client.desktop_children()?;
-            Ok(!children.iter().any(|(bus, path)| {
-                client
-                    .call::<_, zbus::zvariant::OwnedValue>(
-                        bus,
-                        path.as_str(),
-                        "org.freedesktop.DBus.Properties",
-                        "Get",
-                        &("org.a11y.atspi.Accessible", "Name"),
-                    )
-                    .ok()
-                    .and_then(|v| String::try_from(v).ok())
-                    .is_some_and(|name| name == app_name)
-            }))
-        },
+        || Ok(client.applications_named(app_name)?.is_empty()),
     )
     .expect("the first side's application leaves the desktop");
 }
@@ -909,16 +851,16 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
             match &step.0 {
                 Act::Commits { settled, key, .. } => {
                     if let Some(name) = key {
-                        notify_key(&a11y, PRESS, name);
+                        notify_key(&a11y, KeyPhase::Press, name);
                     }
                     app.apply(&mut session, &bridge, scenario, *settled);
                     if let Some(name) = key {
-                        notify_key(&a11y, RELEASE, name);
+                        notify_key(&a11y, KeyPhase::Release, name);
                     }
                 }
                 Act::Orca { command, .. } => {
-                    let consumed =
-                        [PRESS, RELEASE].map(|kind| notify_key(&a11y, kind, command.key()));
+                    let consumed = [KeyPhase::Press, KeyPhase::Release]
+                        .map(|phase| notify_key(&a11y, phase, command.key()));
                     // "Not consumed" also means the registry stopped waiting for a busy Orca,
                     // which then handles the key late; what Orca says is compared either way.
                     if !consumed[0] {
@@ -943,8 +885,8 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
         // of its key grab and ignores it ("Ignoring event. Likely from key grab."): after a
         // side ending with an Orca command, the next side's window went unannounced. A key
         // Orca does not consume, with no application left to receive it, resets that.
-        for kind in [PRESS, RELEASE] {
-            notify_key(&a11y, kind, "Left");
+        for phase in [KeyPhase::Press, KeyPhase::Release] {
+            notify_key(&a11y, phase, "Left");
         }
         orca.wait_idle(&mut session).unwrap_or_else(|e| {
             panic!(

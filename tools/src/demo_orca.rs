@@ -3,6 +3,7 @@
 //! say is only written to its debug log, which the demo prints. Used only on
 //! private buses, never next to a user's own Orca.
 
+use newton_atspi_client::calls::{device_event_controller, REGISTRY};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -186,19 +187,13 @@ fn start_xvfb() -> Result<(Child, String), OrcaError> {
 }
 
 fn nudge(a11y_bus: &str) {
-    let release_of_nothing = (1u32, 0i32, 0i16, 0i16, 0i32, "", false);
+    let release_of_nothing = (1, 0, 0, 0, 0, String::new(), false);
     let address = a11y_bus.to_owned();
     std::thread::spawn(move || {
         async_io::block_on(async {
             if let Ok(conn) = newton_atspi_daemon::a11y_bus::connect(&address).await {
-                let _ = conn
-                    .call_method(
-                        Some("org.a11y.atspi.Registry"),
-                        "/org/a11y/atspi/registry/deviceeventcontroller",
-                        Some("org.a11y.atspi.DeviceEventController"),
-                        "NotifyListenersSync",
-                        &(release_of_nothing,),
-                    )
+                let _ = device_event_controller::NOTIFY_LISTENERS_SYNC
+                    .call_fixed(&conn, REGISTRY, &(release_of_nothing,))
                     .await;
             }
         })

@@ -5,12 +5,9 @@
 use std::collections::BTreeSet;
 
 use atspi_common::{Role, StateSet};
+use newton_atspi_client::calls::{accessible, action, component, text, value, ROOT};
 use newton_e2e::BusClient;
-use zbus::zvariant::OwnedValue;
 
-const REGISTRY: &str = "org.a11y.atspi.Registry";
-const ROOT: &str = "/org/a11y/atspi/accessible/root";
-const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
 const MAX_NODES: usize = 20_000;
 
 /// One object as a client sees it.
@@ -33,19 +30,9 @@ pub struct Obj {
     pub children: Vec<Obj>,
 }
 
-use newton_atspi_client::wire::ObjectRef;
-
 /// The bus name of the desktop application called exactly `name`.
 pub fn find_app(client: &BusClient, name: &str) -> Option<String> {
-    let children: Vec<ObjectRef> = client
-        .call(REGISTRY, ROOT, ACCESSIBLE, "GetChildren", &())
-        .ok()?;
-    children
-        .into_iter()
-        .find(|(bus, path)| {
-            string_property(client, bus, path.as_str(), "Name").as_deref() == Some(name)
-        })
-        .map(|(bus, _)| bus)
+    client.applications_named(name).ok()?.into_iter().next()
 }
 
 /// Walks the application on `bus` from its root.
@@ -57,9 +44,7 @@ pub fn walk_app(client: &BusClient, bus: &str) -> Obj {
 fn walk(client: &BusClient, bus: &str, path: &str, budget: &mut usize) -> Obj {
     *budget = budget.saturating_sub(1);
     let mut obj = describe(client, bus, path);
-    let children: Result<Vec<ObjectRef>, _> =
-        client.call(bus, path, ACCESSIBLE, "GetChildren", &());
-    match children {
+    match client.call(&accessible::GET_CHILDREN, bus, path, &()) {
         Ok(children) => {
             for (child_bus, child_path) in children {
                 if *budget == 0 {
@@ -79,7 +64,7 @@ fn walk(client: &BusClient, bus: &str, path: &str, budget: &mut usize) -> Obj {
 
 fn describe(client: &BusClient, bus: &str, path: &str) -> Obj {
     let mut errors = Vec::new();
-    let role = match client.call::<_, u32>(bus, path, ACCESSIBLE, "GetRole", &()) {
+    let role = match client.call(&accessible::GET_ROLE, bus, path, &()) {
         Ok(number) => Role::try_from(number)
             .map(|r| r.name().to_string())
             .unwrap_or_else(|_| format!("role-{number}")),
@@ -88,7 +73,7 @@ fn describe(client: &BusClient, bus: &str, path: &str) -> Obj {
             String::new()
         }
     };
-    let states = match client.call::<_, Vec<u32>>(bus, path, ACCESSIBLE, "GetState", &()) {
+    let states = match client.call(&accessible::GET_STATE, bus, path, &()) {
         Ok(words) => state_names(&words),
         Err(e) => {
             errors.push(format!("GetState: {e}"));
@@ -96,34 +81,21 @@ fn describe(client: &BusClient, bus: &str, path: &str) -> Obj {
         }
     };
     let interfaces: BTreeSet<String> = client
-        .call::<_, Vec<String>>(bus, path, ACCESSIBLE, "GetInterfaces", &())
+        .call(&accessible::GET_INTERFACES, bus, path, &())
         .unwrap_or_default()
         .into_iter()
         .map(|i| i.trim_start_matches("org.a11y.atspi.").to_string())
         .collect();
     let has = |i: &str| interfaces.contains(i);
     let text = has("Text")
-        .then(|| {
-            client
-                .call::<_, String>(bus, path, "org.a11y.atspi.Text", "GetText", &(0i32, -1i32))
-                .ok()
-        })
+        .then(|| client.call(&text::GET_TEXT, bus, path, &(0, -1)).ok())
         .flatten();
     let caret = has("Text")
-        .then(|| {
-            property(client, bus, path, "org.a11y.atspi.Text", "CaretOffset")
-                .and_then(|v| i32::try_from(v).ok())
-        })
+        .then(|| client.get(&text::CARET_OFFSET, bus, path).ok())
         .flatten();
     let actions = if has("Action") {
         client
-            .call::<_, Vec<(String, String, String)>>(
-                bus,
-                path,
-                "org.a11y.atspi.Action",
-                "GetActions",
-                &(),
-            )
+            .call(&action::GET_ACTIONS, bus, path, &())
             .map(|a| a.into_iter().map(|(name, _, _)| name).collect())
             .unwrap_or_default()
     } else {
@@ -131,22 +103,14 @@ fn describe(client: &BusClient, bus: &str, path: &str) -> Obj {
     };
     let value = has("Value").then(|| value_of(client, bus, path)).flatten();
     let extents = has("Component")
-        .then(|| {
-            client
-                .call::<_, (i32, i32, i32, i32)>(
-                    bus,
-                    path,
-                    "org.a11y.atspi.Component",
-                    "GetExtents",
-                    &(0u32,),
-                )
-                .ok()
-        })
+        .then(|| client.call(&component::GET_EXTENTS, bus, path, &(0,)).ok())
         .flatten();
     Obj {
         role,
-        name: string_property(client, bus, path, "Name").unwrap_or_default(),
-        description: string_property(client, bus, path, "Description").unwrap_or_default(),
+        name: client.get(&accessible::NAME, bus, path).unwrap_or_default(),
+        description: client
+            .get(&accessible::DESCRIPTION, bus, path)
+            .unwrap_or_default(),
         states,
         interfaces,
         text,
@@ -160,50 +124,24 @@ fn describe(client: &BusClient, bus: &str, path: &str) -> Obj {
     }
 }
 
-fn property(
-    client: &BusClient,
-    bus: &str,
-    path: &str,
-    iface: &str,
-    name: &str,
-) -> Option<OwnedValue> {
-    client
-        .call(
-            bus,
-            path,
-            "org.freedesktop.DBus.Properties",
-            "Get",
-            &(iface, name),
-        )
-        .ok()
-}
-
-fn string_property(client: &BusClient, bus: &str, path: &str, name: &str) -> Option<String> {
-    property(client, bus, path, ACCESSIBLE, name).and_then(|v| String::try_from(v).ok())
-}
-
 fn value_of(client: &BusClient, bus: &str, path: &str) -> Option<(f64, f64, f64)> {
-    let get = |name| {
-        property(client, bus, path, "org.a11y.atspi.Value", name)
-            .and_then(|v| f64::try_from(v).ok())
-    };
+    let get = |property| client.get(property, bus, path).ok();
     Some((
-        get("CurrentValue")?,
-        get("MinimumValue")?,
-        get("MaximumValue")?,
+        get(&value::CURRENT_VALUE)?,
+        get(&value::MINIMUM_VALUE)?,
+        get(&value::MAXIMUM_VALUE)?,
     ))
 }
 
 fn relations_of(client: &BusClient, bus: &str, path: &str) -> BTreeSet<String> {
-    let Ok(relations) =
-        client.call::<_, Vec<(u32, Vec<ObjectRef>)>>(bus, path, ACCESSIBLE, "GetRelationSet", &())
-    else {
+    let Ok(relations) = client.call(&accessible::GET_RELATION_SET, bus, path, &()) else {
         return BTreeSet::new();
     };
     let mut out = BTreeSet::new();
     for (kind, targets) in relations {
         for (target_bus, target_path) in targets {
-            let target = string_property(client, &target_bus, target_path.as_str(), "Name")
+            let target = client
+                .get(&accessible::NAME, &target_bus, target_path.as_str())
                 .unwrap_or_default();
             out.insert(format!("{} \u{2192} {target}", relation_name(kind)));
         }

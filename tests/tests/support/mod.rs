@@ -12,17 +12,16 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use accesskit::{Action, Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
+pub use newton_atspi_client::calls::{self, accessible, Method, REGISTRY, ROOT};
 use newton_e2e::{bridge_binary, wait_until, SessionOptions, TestSession};
-use serde_json::{json, Value};
-use zbus::zvariant::OwnedValue;
+use newton_push_protocol::{AppInfo, Encoding, Hello, SenderMessage, SurfaceId, PROTOCOL_VERSION};
+use serde_json::Value;
 
 use crate::{ROUNDS, WAIT};
-pub const ROOT: &str = "/org/a11y/atspi/accessible/root";
-pub const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
 pub const CALM_APP: &str = "Calm app";
 /// Buttons in the calm application's window.
 pub const CALM_BUTTONS: u64 = 20;
-pub const TREE_ID: &str = "00000000-0000-0000-0000-000000000000";
 
 pub use newton_atspi_client::wire::ObjectRef as ObjRef;
 
@@ -50,9 +49,21 @@ pub fn start_bridge_with_env(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (u32, PathBuf) {
+    start_bridge_configured(session, extra, |cmd| {
+        cmd.envs(env.iter().copied());
+    })
+}
+
+/// [`start_bridge`] with the bridge's command adjusted by `configure` first (environment,
+/// resource limits).
+pub fn start_bridge_configured(
+    session: &mut TestSession,
+    extra: &[&str],
+    configure: impl FnOnce(&mut std::process::Command),
+) -> (u32, PathBuf) {
     let socket = session.dir().join("bridge.sock");
     let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
-    cmd.envs(env.iter().copied());
+    configure(&mut cmd);
     cmd.arg("serve")
         .arg("--socket")
         .arg(&socket)
@@ -75,7 +86,8 @@ pub fn a11y_address(session: &TestSession) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A raw sender: JSON frames, anything may be sent.
+// A raw sender: JSON frames. Protocol messages are built with the protocol's own types
+// (`send_message`); `send` and `send_raw` are for deliberately malformed or hostile input.
 // ---------------------------------------------------------------------------------------------
 
 pub struct RawSender {
@@ -92,10 +104,19 @@ impl RawSender {
             pending: Vec::new(),
             serial: 0,
         };
-        let app_id = format!("org.newton.isolation.{}", name.replace(' ', "-"));
-        sender.send(&json!({"protocol": 1, "encoding": "json", "app": {
-            "appId": app_id, "name": name, "pid": null,
-            "toolkitName": "isolation-test", "toolkitVersion": "1"}}));
+        let hello = Hello {
+            protocol: PROTOCOL_VERSION,
+            encoding: Encoding::Json,
+            app: AppInfo {
+                app_id: format!("org.newton.isolation.{}", name.replace(' ', "-")),
+                name: name.to_owned(),
+                pid: None,
+                toolkit_name: Some("isolation-test".into()),
+                toolkit_version: Some("1".into()),
+            },
+            accesskit_version: None,
+        };
+        sender.send(&serde_json::to_value(hello).expect("the hello encodes"));
         let welcome = sender.recv().expect("a welcome");
         assert!(
             welcome.get("welcome").is_some(),
@@ -104,6 +125,13 @@ impl RawSender {
         sender
     }
 
+    /// Sends one protocol message.
+    pub fn send_message(&mut self, message: &SenderMessage) {
+        let payload = serde_json::to_vec(message).expect("JSON encodes");
+        self.send_raw(&payload);
+    }
+
+    /// Sends any JSON value as one frame (malformed or hostile messages).
     pub fn send(&mut self, message: &Value) {
         let payload = serde_json::to_vec(message).expect("JSON encodes");
         self.send_raw(&payload);
@@ -156,7 +184,7 @@ impl RawSender {
     /// Waits until everything sent was processed; returns the messages that came before.
     pub fn sync(&mut self) -> Vec<Value> {
         let serial = self.next_serial();
-        self.send(&json!({"sync": {"serial": serial}}));
+        self.send_message(&SenderMessage::Sync { serial });
         let mut before = Vec::new();
         loop {
             let message = self.recv().expect("the bridge answers the sync");
@@ -168,68 +196,92 @@ impl RawSender {
     }
 
     pub fn create_surface(&mut self, surface: u32, title: &str) {
-        self.send(&json!({"createSurface": {"surface": surface, "title": title}}));
+        self.send_message(&SenderMessage::CreateSurface {
+            surface: SurfaceId(surface),
+            title: Some(title.to_owned()),
+        });
     }
 
     /// Buffers `update` for `surface` and commits it (no wait).
-    pub fn commit(&mut self, surface: u32, update: Value) -> u64 {
-        self.send(&json!({"update": {"surface": surface, "update": update}}));
+    pub fn commit(&mut self, surface: u32, update: TreeUpdate) -> u64 {
+        let surface = SurfaceId(surface);
+        self.send_message(&SenderMessage::Update { surface, update });
         let serial = self.next_serial();
-        self.send(&json!({"commit": {"surface": surface, "serial": serial}}));
+        self.send_message(&SenderMessage::Commit { surface, serial });
         serial
     }
 
-    /// Creates `surface` holding `window(title, buttons)` and waits until it landed cleanly.
-    pub fn show_window(&mut self, surface: u32, title: &str, label: &str, buttons: u64) {
+    /// Creates `surface` holding `window(title, buttons)` and waits until it landed cleanly;
+    /// returns the bridge messages that came meanwhile (`updatesWanted`/`updatesUnwanted`).
+    pub fn show_window(
+        &mut self,
+        surface: u32,
+        title: &str,
+        label: &str,
+        buttons: u64,
+    ) -> Vec<Value> {
         self.create_surface(surface, title);
         self.commit(surface, window(title, label, buttons));
-        self.send(&json!({"focus": {"surface": surface}}));
+        self.send_message(&SenderMessage::Focus {
+            surface: Some(SurfaceId(surface)),
+        });
         let replies = self.sync();
         assert!(
             replies.iter().all(|m| m.get("rejected").is_none()),
             "the window was rejected: {replies:?}"
         );
+        replies
     }
 }
 
 /// A full tree: a window (id 1) whose children are `buttons` buttons (ids 2..) labelled
 /// "`label` <n>".
-pub fn window(title: &str, label: &str, buttons: u64) -> Value {
+pub fn window(title: &str, label: &str, buttons: u64) -> TreeUpdate {
     window_rooted_at(1, title, label, buttons)
 }
 
 /// [`window`] with the window's id `root` and its buttons `root + 1 ..` (labelled from 2 as in
 /// [`window`]): a tree with another root replaces the surface's tree wholesale.
-pub fn window_rooted_at(root: u64, title: &str, label: &str, buttons: u64) -> Value {
+pub fn window_rooted_at(root: u64, title: &str, label: &str, buttons: u64) -> TreeUpdate {
     let ids = root + 1..root + 1 + buttons;
-    let children: Vec<u64> = ids.clone().collect();
-    let mut nodes = vec![
-        json!([root, {"role": "window", "actions": 0, "childActions": 0,
-        "flags": 0, "properties": {"children": children, "label": title}}]),
-    ];
-    nodes.extend(ids.map(|id| json!([id, button(&format!("{label} {}", id - root + 1))])));
-    json!({"nodes": nodes,
-           "tree": {"root": root, "toolkitName": null, "toolkitVersion": null},
-           "treeId": TREE_ID, "focus": root})
+    let mut window = Node::new(Role::Window);
+    window.set_children(ids.clone().map(NodeId).collect::<Vec<_>>());
+    window.set_label(title);
+    let mut nodes = vec![(NodeId(root), window)];
+    nodes.extend(ids.map(|id| (NodeId(id), button(&format!("{label} {}", id - root + 1)))));
+    tree_update(root, nodes, true)
 }
 
 /// An incremental update relabelling button `id`.
-pub fn relabel(id: u64, label: &str) -> Value {
+pub fn relabel(id: u64, label: &str) -> TreeUpdate {
     relabel_under(1, id, label)
 }
 
 /// [`relabel`] in a tree rooted at `root` (focus stays on the root).
-pub fn relabel_under(root: u64, id: u64, label: &str) -> Value {
-    json!({"nodes": [[id, button(label)]], "tree": null, "treeId": TREE_ID, "focus": root})
+pub fn relabel_under(root: u64, id: u64, label: &str) -> TreeUpdate {
+    tree_update(root, vec![(NodeId(id), button(label))], false)
 }
 
-pub fn button(label: &str) -> Value {
-    json!({"role": "button", "actions": 1, "childActions": 0, "flags": 0,
-           "properties": {"label": label}})
+/// An update of `nodes` with the focus on `root`; `full` carries the tree (a first or
+/// replacing update).
+pub fn tree_update(root: u64, nodes: Vec<(NodeId, Node)>, full: bool) -> TreeUpdate {
+    TreeUpdate {
+        nodes,
+        tree: full.then(|| TreeInfo::new(NodeId(root))),
+        tree_id: TreeId::ROOT,
+        focus: NodeId(root),
+    }
+}
+
+pub fn button(label: &str) -> Node {
+    let mut node = Node::new(Role::Button);
+    node.add_action(Action::Click);
+    node.set_label(label);
+    node
 }
 
 // ---------------------------------------------------------------------------------------------
-// An AT client: raw zbus calls on the a11y bus.
+// An AT client on the a11y bus: newton-atspi-client's declared calls.
 // ---------------------------------------------------------------------------------------------
 
 #[derive(Clone)]
@@ -246,49 +298,34 @@ impl Client {
         Client { conn }
     }
 
-    pub fn call<B, R>(
+    /// Calls `method` (declared in newton-atspi-client) on `path` of `dest`.
+    pub fn call<A, R>(
         &self,
+        method: &Method<A, R>,
         dest: &str,
         path: &str,
-        iface: &str,
-        method: &str,
-        body: &B,
+        args: &A,
     ) -> zbus::Result<R>
     where
-        B: serde::Serialize + zbus::zvariant::DynamicType,
+        A: serde::Serialize + zbus::zvariant::DynamicType,
         R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
     {
-        async_io::block_on(async {
-            let reply = self
-                .conn
-                .call_method(Some(dest), path, Some(iface), method, body)
-                .await?;
-            reply.body().deserialize::<R>()
-        })
+        method.call_blocking(&self.conn, dest, path, args)
     }
 
     pub fn name(&self, dest: &str, path: &str) -> zbus::Result<String> {
-        let value: OwnedValue = self.call(
-            dest,
-            path,
-            "org.freedesktop.DBus.Properties",
-            "Get",
-            &(ACCESSIBLE, "Name"),
-        )?;
-        String::try_from(value).map_err(zbus::Error::from)
+        accessible::NAME.get_blocking(&self.conn, dest, path)
     }
 
     pub fn children(&self, dest: &str, path: &str) -> zbus::Result<Vec<ObjRef>> {
-        self.call(dest, path, ACCESSIBLE, "GetChildren", &())
+        self.call(&accessible::GET_CHILDREN, dest, path, &())
     }
 
     /// Names of the applications on the desktop.
     pub fn app_names(&self) -> Vec<String> {
-        let apps = self
-            .children("org.a11y.atspi.Registry", ROOT)
-            .unwrap_or_default();
+        let apps = self.children(REGISTRY, ROOT).unwrap_or_default();
         apps.iter()
-            .filter_map(|(bus, _)| self.name(bus, ROOT).ok())
+            .filter_map(|(bus, path)| self.name(bus, path.as_str()).ok())
             .collect()
     }
 
@@ -296,13 +333,10 @@ impl Client {
     pub fn app_bus(&self, app: &str) -> String {
         let mut found = None;
         wait_until(&format!("application `{app}` on the desktop"), WAIT, || {
-            let apps = self
-                .children("org.a11y.atspi.Registry", ROOT)
-                .unwrap_or_default();
-            found = apps
+            found = async_io::block_on(calls::applications_named(&self.conn, app))
+                .unwrap_or_default()
                 .into_iter()
-                .map(|(bus, _)| bus)
-                .find(|bus| self.name(bus, ROOT).is_ok_and(|n| n == app));
+                .next();
             Ok(found.is_some())
         })
         .unwrap_or_else(|_| panic!("`{app}` never appeared; desktop: {:?}", self.app_names()));
@@ -373,18 +407,17 @@ pub fn run_mix(client: &Client, target: &Target, rounds: usize) -> Pass {
         let answers = [
             timed(&mut pass, || client.name(&target.bus, &target.button)),
             timed(&mut pass, || {
-                client.call::<_, u32>(&target.bus, &target.button, ACCESSIBLE, "GetRole", &())
+                client.call(&accessible::GET_ROLE, &target.bus, &target.button, &())
             }),
             timed(&mut pass, || {
-                client.call::<_, Vec<u32>>(&target.bus, &target.button, ACCESSIBLE, "GetState", &())
+                client.call(&accessible::GET_STATE, &target.bus, &target.button, &())
             }),
             timed(&mut pass, || {
-                client.call::<_, ObjRef>(
+                client.call(
+                    &accessible::GET_CHILD_AT_INDEX,
                     &target.bus,
                     &target.window,
-                    ACCESSIBLE,
-                    "GetChildAtIndex",
-                    &(0i32,),
+                    &(0,),
                 )
             }),
         ];
