@@ -17,7 +17,7 @@ use newton_producer::Sender;
 use newton_push_protocol::Encoding;
 use serde::Serialize;
 
-use crate::procfs::rss_bytes;
+use crate::procfs::{memory_parts, rss_bytes, MemoryParts};
 use crate::world::World;
 use crate::{fail, fixtures, Result};
 
@@ -33,7 +33,55 @@ pub struct Rounds {
     pub rss_loaded: Vec<u64>,
     /// RSS after the round's applications left and the bridge settled.
     pub rss_after: Vec<u64>,
+    /// Where the RSS is, at start and after each round (see [`MemoryParts`]).
+    pub parts_start: MemoryParts,
+    pub parts_after: Vec<MemoryParts>,
+    /// glibc's own count (`malloc_stats`, called in the bridge through gdb) at start and after
+    /// the first and the last round: `None` when gdb is missing or cannot attach.
+    pub malloc_start: Option<MallocTotals>,
+    pub malloc_first: Option<MallocTotals>,
+    pub malloc_last: Option<MallocTotals>,
     pub seconds: f64,
+}
+
+/// `malloc_stats()`'s totals: what glibc took from the system and what is allocated.
+#[derive(Debug, Clone, Serialize)]
+pub struct MallocTotals {
+    pub arenas: usize,
+    /// "system bytes" of every arena plus mmapped blocks.
+    pub system: u64,
+    /// "in use bytes": live allocations.
+    pub in_use: u64,
+}
+
+/// Calls `malloc_stats()` inside the bridge (gdb, batch mode: it stops the process for the
+/// call) and parses what it prints on the bridge's stderr.
+fn malloc_totals(world: &World) -> Option<MallocTotals> {
+    let log = world.session.dir().join("logs/bridge.err");
+    let before = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0) as usize;
+    let status = std::process::Command::new("gdb")
+        .args(["-p", &world.bridge_pid.to_string(), "-batch", "-nx", "-q"])
+        .args(["-ex", "call (void)malloc_stats()"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    if !status.success() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&log).ok()?;
+    let printed = text.get(before..)?;
+    let number = |line: &str| line.rsplit('=').next()?.trim().parse::<u64>().ok();
+    let arenas = printed.lines().filter(|l| l.starts_with("Arena ")).count();
+    let total = printed.split("Total (incl. mmap):").nth(1)?;
+    let mut lines = total.lines().filter(|l| l.contains('='));
+    let system = number(lines.next()?)?;
+    let in_use = number(lines.next()?)?;
+    Some(MallocTotals {
+        arenas,
+        system,
+        in_use,
+    })
 }
 
 impl Rounds {
@@ -71,6 +119,11 @@ fn measure(world: &World, trim: bool, rounds: usize, apps: usize, nodes: usize) 
         rss_start: rss_bytes(world.bridge_pid)?,
         rss_loaded: Vec::new(),
         rss_after: Vec::new(),
+        parts_start: memory_parts(world.bridge_pid)?,
+        parts_after: Vec::new(),
+        malloc_start: malloc_totals(world),
+        malloc_first: None,
+        malloc_last: None,
         seconds: 0.0,
     };
     let stream = fixtures::list(nodes.saturating_sub(2).max(1));
@@ -93,7 +146,12 @@ fn measure(world: &World, trim: bool, rounds: usize, apps: usize, nodes: usize) 
             result.rss_start / 1_000_000
         );
         result.rss_after.push(after);
+        result.parts_after.push(memory_parts(world.bridge_pid)?);
+        if round == 0 {
+            result.malloc_first = malloc_totals(world);
+        }
     }
+    result.malloc_last = malloc_totals(world);
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)
 }
@@ -156,6 +214,34 @@ pub fn markdown(results: &[Rounds]) -> String {
             r.rss_loaded.last().map_or("n/a".into(), |b| mb(*b)),
             r.final_ratio()
         ));
+    }
+    out.push_str(
+        "\n| malloc_trim | when | RSS anon | RSS file | main heap | other anon | threads | glibc arenas | glibc system bytes | glibc in use |\n|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    for r in results {
+        let trim = if r.trim { "on" } else { "off" };
+        let last = r.parts_after.len().saturating_sub(1);
+        let rows = [
+            ("start", Some(&r.parts_start), r.malloc_start.as_ref()),
+            ("after round 1", r.parts_after.first(), r.malloc_first.as_ref()),
+            ("after last round", r.parts_after.get(last), r.malloc_last.as_ref()),
+        ];
+        for (when, parts, malloc) in rows {
+            let Some(p) = parts else { continue };
+            let (arenas, system, in_use) = malloc.map_or(
+                ("n/a".to_owned(), "n/a".to_owned(), "n/a".to_owned()),
+                |m| (m.arenas.to_string(), mb(m.system), mb(m.in_use)),
+            );
+            out.push_str(&format!(
+                "| {trim} | {when} | {} | {} | {} | {} | {} | {arenas} | {system} | {in_use} |\n",
+                mb(p.anon),
+                mb(p.file),
+                mb(p.main_heap),
+                mb(p.other_anon),
+                p.threads
+            ));
+        }
     }
     out
 }
