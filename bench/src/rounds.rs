@@ -224,8 +224,16 @@ pub fn markdown(results: &[Rounds]) -> String {
         let last = r.parts_after.len().saturating_sub(1);
         let rows = [
             ("start", Some(&r.parts_start), r.malloc_start.as_ref()),
-            ("after round 1", r.parts_after.first(), r.malloc_first.as_ref()),
-            ("after last round", r.parts_after.get(last), r.malloc_last.as_ref()),
+            (
+                "after round 1",
+                r.parts_after.first(),
+                r.malloc_first.as_ref(),
+            ),
+            (
+                "after last round",
+                r.parts_after.get(last),
+                r.malloc_last.as_ref(),
+            ),
         ];
         for (when, parts, malloc) in rows {
             let Some(p) = parts else { continue };
