@@ -25,6 +25,8 @@ use crate::{fail, fixtures, Result};
 #[derive(Debug, Serialize)]
 pub struct Rounds {
     pub trim: bool,
+    /// The bridge's extra environment.
+    pub env: Vec<String>,
     pub rounds: usize,
     pub apps: usize,
     pub nodes_per_app: usize,
@@ -96,14 +98,18 @@ const SETTLE: Duration = Duration::from_secs(3);
 
 pub fn run(files: PathBuf, rounds: usize, apps: usize, nodes: usize) -> Result<Vec<Rounds>> {
     let mut out = Vec::new();
-    for trim in [true, false] {
-        let env: &[(&str, &str)] = if trim {
-            &[]
-        } else {
-            &[("NEWTON_ATSPI_NO_MALLOC_TRIM", "1")]
-        };
+    // Shipped; shipped with glibc held to two arenas (MALLOC_ARENA_MAX=2: the threads share
+    // them instead of one arena per thread that ever allocated); no trim.
+    let configs: [(bool, &[(&str, &str)]); 3] = [
+        (true, &[]),
+        (true, &[("MALLOC_ARENA_MAX", "2")]),
+        (false, &[("NEWTON_ATSPI_NO_MALLOC_TRIM", "1")]),
+    ];
+    for (trim, env) in configs {
         let world = World::start_with_env(files.clone(), env)?;
-        out.push(measure(&world, trim, rounds, apps, nodes)?);
+        let mut result = measure(&world, trim, rounds, apps, nodes)?;
+        result.env = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.push(result);
     }
     Ok(out)
 }
@@ -113,6 +119,7 @@ fn measure(world: &World, trim: bool, rounds: usize, apps: usize, nodes: usize) 
     std::thread::sleep(SETTLE);
     let mut result = Rounds {
         trim,
+        env: Vec::new(),
         rounds,
         apps,
         nodes_per_app: nodes,
@@ -206,7 +213,7 @@ pub fn markdown(results: &[Rounds]) -> String {
         let at = |i: usize| r.rss_after.get(i).map_or("n/a".into(), |b| mb(*b));
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {:.2}× |\n",
-            if r.trim { "on (shipped)" } else { "off" },
+            label(r),
             mb(r.rss_start),
             at(0),
             at(4),
@@ -220,7 +227,7 @@ pub fn markdown(results: &[Rounds]) -> String {
     );
     let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
     for r in results {
-        let trim = if r.trim { "on" } else { "off" };
+        let trim = label(r);
         let last = r.parts_after.len().saturating_sub(1);
         let rows = [
             ("start", Some(&r.parts_start), r.malloc_start.as_ref()),
@@ -252,4 +259,13 @@ pub fn markdown(results: &[Rounds]) -> String {
         }
     }
     out
+}
+
+/// The configuration's name in the tables.
+fn label(r: &Rounds) -> String {
+    match (r.trim, r.env.is_empty()) {
+        (true, true) => "on (shipped)".to_owned(),
+        (true, false) => format!("on, {}", r.env.join(" ")),
+        (false, _) => "off".to_owned(),
+    }
 }
