@@ -104,7 +104,9 @@ use process::{Handlers, Process};
 /// beyond it they collapse into one full tree (2 s of updates at 60 fps).
 pub const MAX_QUEUED_UPDATES: usize = 120;
 
-/// Longest wait between two attempts to reach a bridge that is not running.
+/// Longest wait between two attempts to reach a bridge that is not running
+/// (the cap of `newton_producer::Backoff`; each wait is jittered in
+/// `[cap/2, cap]` once it is reached).
 pub const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(2);
 
 /// Longest [`Adapter::key_event`] waits for the screen reader's verdict (as

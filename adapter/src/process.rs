@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use accesskit::{ActionHandler, ActionRequest, ActivationHandler, DeactivationHandler, TreeUpdate};
-use newton_producer::{RecvError, SendError, Sender};
+use newton_producer::{Backoff, RecvError, SendError, Sender};
 use newton_push_protocol::{
     default_socket_path, BridgeMessage, Encoding, Geometry, Hello, KeyEvent, SenderMessage,
     SurfaceId, PROTOCOL_VERSION,
@@ -21,6 +21,7 @@ use newton_push_protocol::{
 
 use crate::{AdapterStats, KEY_WAIT, MAX_QUEUED_UPDATES, MAX_RECONNECT_DELAY};
 
+/// First backoff bound: the first retry waits 50–100 ms (jittered).
 const MIN_RECONNECT_DELAY: Duration = Duration::from_millis(100);
 /// Keys waiting to be written; beyond it a key is not forwarded.
 const MAX_QUEUED_KEYS: usize = 64;
@@ -322,20 +323,27 @@ impl Process {
         }
     }
 
-    /// The writer thread: connect (with backoff while no bridge runs), serve
-    /// the connection until it ends, start again.
+    /// The writer thread: connect (with the producer crate's jittered
+    /// [`Backoff`] while no bridge runs, docs/protocol.md §2.3), serve the
+    /// connection until it ends, start again.
+    ///
+    /// What is sent again after a reconnect is not replayed from a copy
+    /// (`newton_producer::ResendState`, which keeps every surface's merged
+    /// tree): the windows' own state gives the surfaces, geometry and focus,
+    /// and the toolkit's activation handler, which holds the authoritative
+    /// tree, gives each full tree when the new bridge asks for it
+    /// (`updatesWanted`), as accesskit_unix asks it when an AT appears. A
+    /// second copy of every tree in the application would cost memory and
+    /// a merge per update for nothing.
     fn run(self: Arc<Self>) {
-        let mut delay = MIN_RECONNECT_DELAY;
+        let mut backoff = Backoff::new(MIN_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
         loop {
             match connect() {
                 Some(sender) => {
-                    delay = MIN_RECONNECT_DELAY;
+                    backoff.reset();
                     self.serve(Arc::new(sender));
                 }
-                None => {
-                    std::thread::sleep(delay);
-                    delay = (delay * 2).min(MAX_RECONNECT_DELAY);
-                }
+                None => std::thread::sleep(backoff.next_delay()),
             }
         }
     }

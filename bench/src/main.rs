@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod dbus;
+mod fairness;
 mod fixtures;
 mod idle;
 mod memory;
@@ -119,6 +120,8 @@ struct Args {
     out: PathBuf,
     profile: Option<PathBuf>,
     restart_only: bool,
+    /// `--fairness-only`: only the flooding-vs-quiet application latencies.
+    fairness_only: bool,
     /// `--memory-rounds [ROUNDS APPS NODES]`: only the memory-return rounds.
     memory_rounds: Option<(usize, usize, usize)>,
 }
@@ -129,6 +132,7 @@ fn parse_args() -> Result<Option<Args>> {
         out: newton_e2e::workspace_root().join("target/bench"),
         profile: None,
         restart_only: false,
+        fairness_only: false,
         memory_rounds: None,
     };
     let mut it = std::env::args().skip(1).peekable();
@@ -136,6 +140,7 @@ fn parse_args() -> Result<Option<Args>> {
         match arg.as_str() {
             "--smoke" => args.smoke = true,
             "--restart-only" => args.restart_only = true,
+            "--fairness-only" => args.fairness_only = true,
             "--memory-rounds" => {
                 // Up to three numbers follow; the next flag ends them.
                 let mut numbers = [10usize, 100, 5000];
@@ -177,6 +182,7 @@ fn parse_args() -> Result<Option<Args>> {
                      build the bridge first: cargo build --release -p newton-atspi-bridge).\n\
                      --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
                      --out    where results go (default target/bench/)\n\
+                     --fairness-only  only a quiet application's query latency beside one flooding the bridge with commits (ratios)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
@@ -197,6 +203,7 @@ fn main() -> ExitCode {
             profile: Some(dir), ..
         }) => profile::run(&dir),
         Some(args) if args.restart_only => run_restart_only(&args),
+        Some(args) if args.fairness_only => run_fairness_only(&args),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -285,6 +292,28 @@ fn restart_size(config: &Config) -> (usize, usize) {
     } else {
         (998, 15)
     }
+}
+
+/// `--fairness-only`: a quiet application's query latency beside a flooding one, its table
+/// on stdout and `fairness.json` in the output directory.
+fn run_fairness_only(args: &Args) -> Result<()> {
+    let (items, phases, queries) = if args.smoke {
+        (98, 2, 50)
+    } else {
+        (998, 10, 400)
+    };
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let world = world::World::start(files)?;
+    let result = fairness::measure(&world, items, phases, queries)?;
+    let json = serde_json::to_string_pretty(&result)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("fairness.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", fairness::markdown(&result));
+    Ok(())
 }
 
 /// `--restart-only`: the restart benchmark alone, its table on stdout.

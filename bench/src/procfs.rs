@@ -79,3 +79,64 @@ pub fn context_switches_by_thread(pid: u32) -> Vec<(String, u64)> {
     threads.sort();
     threads
 }
+
+/// Where a process's resident memory is, from /proc/PID/status and /proc/PID/smaps: what the
+/// memory-rounds benchmark reports to tell allocator retention from a leak.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct MemoryParts {
+    /// Anonymous resident bytes (heap, arenas, stacks).
+    pub anon: u64,
+    /// File-backed resident bytes (the binary's and libraries' pages touched so far).
+    pub file: u64,
+    /// Resident bytes of the main arena (`[heap]`).
+    pub main_heap: u64,
+    /// Resident bytes of the other anonymous mappings (thread arenas, thread stacks, mmapped
+    /// blocks).
+    pub other_anon: u64,
+    /// Threads.
+    pub threads: u64,
+}
+
+/// The process's [`MemoryParts`].
+pub fn memory_parts(pid: u32) -> Result<MemoryParts> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| fail(format!("cannot read /proc/{pid}/status: {e}")))?;
+    let smaps = fs::read_to_string(format!("/proc/{pid}/smaps"))
+        .map_err(|e| fail(format!("cannot read /proc/{pid}/smaps: {e}")))?;
+    let mut parts = MemoryParts {
+        anon: field_kb(&status, "RssAnon:").unwrap_or(0) * 1024,
+        file: field_kb(&status, "RssFile:").unwrap_or(0) * 1024,
+        threads: status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0),
+        ..MemoryParts::default()
+    };
+    // A mapping header is "start-end perms offset dev inode [path]"; its "Rss:" line follows.
+    let mut kind = "";
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if first.contains('-') && !first.ends_with(':') {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            kind = match (fields.get(4), fields.get(5)) {
+                (_, Some(&"[heap]")) => "heap",
+                (Some(&"0"), None) => "anon",
+                _ => "",
+            };
+        } else if let Some(kb) = line.strip_prefix("Rss:") {
+            let bytes = kb
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+                * 1024;
+            match kind {
+                "heap" => parts.main_heap += bytes,
+                "anon" => parts.other_anon += bytes,
+                _ => {}
+            }
+        }
+    }
+    Ok(parts)
+}

@@ -17,7 +17,7 @@ use newton_producer::Sender;
 use newton_push_protocol::Encoding;
 use serde::Serialize;
 
-use crate::procfs::rss_bytes;
+use crate::procfs::{memory_parts, rss_bytes, MemoryParts};
 use crate::world::World;
 use crate::{fail, fixtures, Result};
 
@@ -25,6 +25,8 @@ use crate::{fail, fixtures, Result};
 #[derive(Debug, Serialize)]
 pub struct Rounds {
     pub trim: bool,
+    /// The bridge's extra environment.
+    pub env: Vec<String>,
     pub rounds: usize,
     pub apps: usize,
     pub nodes_per_app: usize,
@@ -33,7 +35,55 @@ pub struct Rounds {
     pub rss_loaded: Vec<u64>,
     /// RSS after the round's applications left and the bridge settled.
     pub rss_after: Vec<u64>,
+    /// Where the RSS is, at start and after each round (see [`MemoryParts`]).
+    pub parts_start: MemoryParts,
+    pub parts_after: Vec<MemoryParts>,
+    /// glibc's own count (`malloc_stats`, called in the bridge through gdb) at start and after
+    /// the first and the last round: `None` when gdb is missing or cannot attach.
+    pub malloc_start: Option<MallocTotals>,
+    pub malloc_first: Option<MallocTotals>,
+    pub malloc_last: Option<MallocTotals>,
     pub seconds: f64,
+}
+
+/// `malloc_stats()`'s totals: what glibc took from the system and what is allocated.
+#[derive(Debug, Clone, Serialize)]
+pub struct MallocTotals {
+    pub arenas: usize,
+    /// "system bytes" of every arena plus mmapped blocks.
+    pub system: u64,
+    /// "in use bytes": live allocations.
+    pub in_use: u64,
+}
+
+/// Calls `malloc_stats()` inside the bridge (gdb, batch mode: it stops the process for the
+/// call) and parses what it prints on the bridge's stderr.
+fn malloc_totals(world: &World) -> Option<MallocTotals> {
+    let log = world.session.dir().join("logs/bridge.err");
+    let before = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0) as usize;
+    let status = std::process::Command::new("gdb")
+        .args(["-p", &world.bridge_pid.to_string(), "-batch", "-nx", "-q"])
+        .args(["-ex", "call (void)malloc_stats()"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    if !status.success() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&log).ok()?;
+    let printed = text.get(before..)?;
+    let number = |line: &str| line.rsplit('=').next()?.trim().parse::<u64>().ok();
+    let arenas = printed.lines().filter(|l| l.starts_with("Arena ")).count();
+    let total = printed.split("Total (incl. mmap):").nth(1)?;
+    let mut lines = total.lines().filter(|l| l.contains('='));
+    let system = number(lines.next()?)?;
+    let in_use = number(lines.next()?)?;
+    Some(MallocTotals {
+        arenas,
+        system,
+        in_use,
+    })
 }
 
 impl Rounds {
@@ -48,14 +98,18 @@ const SETTLE: Duration = Duration::from_secs(3);
 
 pub fn run(files: PathBuf, rounds: usize, apps: usize, nodes: usize) -> Result<Vec<Rounds>> {
     let mut out = Vec::new();
-    for trim in [true, false] {
-        let env: &[(&str, &str)] = if trim {
-            &[]
-        } else {
-            &[("NEWTON_ATSPI_NO_MALLOC_TRIM", "1")]
-        };
+    // Shipped; shipped with glibc held to two arenas (MALLOC_ARENA_MAX=2: the threads share
+    // them instead of one arena per thread that ever allocated); no trim.
+    let configs: [(bool, &[(&str, &str)]); 3] = [
+        (true, &[]),
+        (true, &[("MALLOC_ARENA_MAX", "2")]),
+        (false, &[("NEWTON_ATSPI_NO_MALLOC_TRIM", "1")]),
+    ];
+    for (trim, env) in configs {
         let world = World::start_with_env(files.clone(), env)?;
-        out.push(measure(&world, trim, rounds, apps, nodes)?);
+        let mut result = measure(&world, trim, rounds, apps, nodes)?;
+        result.env = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.push(result);
     }
     Ok(out)
 }
@@ -65,12 +119,18 @@ fn measure(world: &World, trim: bool, rounds: usize, apps: usize, nodes: usize) 
     std::thread::sleep(SETTLE);
     let mut result = Rounds {
         trim,
+        env: Vec::new(),
         rounds,
         apps,
         nodes_per_app: nodes,
         rss_start: rss_bytes(world.bridge_pid)?,
         rss_loaded: Vec::new(),
         rss_after: Vec::new(),
+        parts_start: memory_parts(world.bridge_pid)?,
+        parts_after: Vec::new(),
+        malloc_start: malloc_totals(world),
+        malloc_first: None,
+        malloc_last: None,
         seconds: 0.0,
     };
     let stream = fixtures::list(nodes.saturating_sub(2).max(1));
@@ -93,7 +153,12 @@ fn measure(world: &World, trim: bool, rounds: usize, apps: usize, nodes: usize) 
             result.rss_start / 1_000_000
         );
         result.rss_after.push(after);
+        result.parts_after.push(memory_parts(world.bridge_pid)?);
+        if round == 0 {
+            result.malloc_first = malloc_totals(world);
+        }
     }
+    result.malloc_last = malloc_totals(world);
     result.seconds = started.elapsed().as_secs_f64();
     Ok(result)
 }
@@ -148,7 +213,7 @@ pub fn markdown(results: &[Rounds]) -> String {
         let at = |i: usize| r.rss_after.get(i).map_or("n/a".into(), |b| mb(*b));
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {:.2}× |\n",
-            if r.trim { "on (shipped)" } else { "off" },
+            label(r),
             mb(r.rss_start),
             at(0),
             at(4),
@@ -157,5 +222,50 @@ pub fn markdown(results: &[Rounds]) -> String {
             r.final_ratio()
         ));
     }
+    out.push_str(
+        "\n| malloc_trim | when | RSS anon | RSS file | main heap | other anon | threads | glibc arenas | glibc system bytes | glibc in use |\n|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    for r in results {
+        let trim = label(r);
+        let last = r.parts_after.len().saturating_sub(1);
+        let rows = [
+            ("start", Some(&r.parts_start), r.malloc_start.as_ref()),
+            (
+                "after round 1",
+                r.parts_after.first(),
+                r.malloc_first.as_ref(),
+            ),
+            (
+                "after last round",
+                r.parts_after.get(last),
+                r.malloc_last.as_ref(),
+            ),
+        ];
+        for (when, parts, malloc) in rows {
+            let Some(p) = parts else { continue };
+            let (arenas, system, in_use) = malloc.map_or(
+                ("n/a".to_owned(), "n/a".to_owned(), "n/a".to_owned()),
+                |m| (m.arenas.to_string(), mb(m.system), mb(m.in_use)),
+            );
+            out.push_str(&format!(
+                "| {trim} | {when} | {} | {} | {} | {} | {} | {arenas} | {system} | {in_use} |\n",
+                mb(p.anon),
+                mb(p.file),
+                mb(p.main_heap),
+                mb(p.other_anon),
+                p.threads
+            ));
+        }
+    }
     out
+}
+
+/// The configuration's name in the tables.
+fn label(r: &Rounds) -> String {
+    match (r.trim, r.env.is_empty()) {
+        (true, true) => "on (shipped)".to_owned(),
+        (true, false) => format!("on, {}", r.env.join(" ")),
+        (false, _) => "off".to_owned(),
+    }
 }

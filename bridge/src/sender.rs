@@ -202,6 +202,7 @@ async fn run_session(
         ..ReceiverConfig::default()
     };
     let mut connection = Connection {
+        pending: PendingCharge::new(daemon.replica_budget.clone()),
         daemon,
         session: ReceiverSession::new(config),
         outbox,
@@ -214,18 +215,20 @@ async fn run_session(
     'read: loop {
         let events = match connection.session.next_deadline() {
             None => match inbox.recv().await {
-                Ok(bytes) => connection.session.feed_at(&bytes, Instant::now()),
+                Ok(bytes) => connection.feed(&bytes),
                 Err(_) => break,
             },
             Some(deadline) => {
                 let recv = std::pin::pin!(inbox.recv());
                 let received = futures::future::select(recv, async_io::Timer::at(deadline)).await;
                 match received {
-                    futures::future::Either::Left((Ok(bytes), _)) => {
-                        connection.session.feed_at(&bytes, Instant::now())
-                    }
+                    futures::future::Either::Left((Ok(bytes), _)) => connection.feed(&bytes),
                     futures::future::Either::Left((Err(_), _)) => break,
-                    futures::future::Either::Right(_) => connection.session.poll_at(Instant::now()),
+                    futures::future::Either::Right(_) => {
+                        let events = connection.session.poll_at(Instant::now());
+                        connection.pending.settle(connection.session.held_bytes());
+                        events
+                    }
                 }
             }
         };
@@ -270,12 +273,74 @@ struct Connection {
     log_limiter: LogLimiter,
     /// Keys waiting for the registry's verdict (bounded by [`MAX_KEYS_IN_FLIGHT`]).
     keys_in_flight: Arc<AtomicUsize>,
+    /// This connection's pending input, charged to the total byte budget.
+    pending: PendingCharge,
+}
+
+/// The bytes one connection holds for its sender's input (a partial frame,
+/// queued updates: [`ReceiverSession::held_bytes`]), charged to the same
+/// total budget the replicas draw from (`--max-total-bytes`, rule
+/// `total-bytes`). Each chunk read is reserved *before* the session
+/// buffers it (feeding `n` bytes grows what the session holds by at most
+/// `n`); once the session has consumed it, the charge is brought down to
+/// what it really holds. Updates handed out in a commit leave the charge
+/// before the replica charges their nodes. Dropped with the connection.
+struct PendingCharge {
+    budget: Arc<newton_cache::ByteBudget>,
+    charged: usize,
+}
+
+impl PendingCharge {
+    fn new(budget: Arc<newton_cache::ByteBudget>) -> Self {
+        Self { budget, charged: 0 }
+    }
+
+    /// Reserves `bytes` more; false (nothing reserved) when they do not fit.
+    fn reserve(&mut self, bytes: usize) -> bool {
+        if !self.budget.try_reserve(bytes) {
+            return false;
+        }
+        self.charged += bytes;
+        true
+    }
+
+    /// Brings the charge to `held`, what the session holds now.
+    fn settle(&mut self, held: usize) {
+        if held < self.charged {
+            self.budget.release(self.charged - held);
+            self.charged = held;
+        } else if held > self.charged && self.budget.try_reserve(held - self.charged) {
+            // Not expected (feeding never grows the session by more than
+            // it was given); kept exact when it happens anyway.
+            self.charged = held;
+        }
+    }
+}
+
+impl Drop for PendingCharge {
+    fn drop(&mut self) {
+        self.budget.release(self.charged);
+    }
 }
 
 /// Keys of one sender that may wait for the registry at once.
 const MAX_KEYS_IN_FLIGHT: usize = 32;
 
 impl Connection {
+    /// Feeds bytes read from the sender, charged to the total byte budget
+    /// first: input that does not fit ends the connection (rule
+    /// `total-bytes`) before the session buffers any of it.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<ReceiverEvent> {
+        if !self.pending.reserve(bytes.len()) {
+            let held = self.session.held_bytes() + bytes.len();
+            let max = self.daemon.replica_budget.max();
+            return vec![self.session.refuse_over_total_budget(held, max)];
+        }
+        let events = self.session.feed_at(bytes, Instant::now());
+        self.pending.settle(self.session.held_bytes());
+        events
+    }
+
     fn app_name(&self) -> &str {
         self.app
             .as_ref()

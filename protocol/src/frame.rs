@@ -97,6 +97,17 @@ impl FrameDecoder {
         }
     }
 
+    /// Bytes of the partial frame received and buffered so far (its
+    /// payload, or the part of the length prefix seen): what a peer that
+    /// stops mid-frame holds in memory.
+    pub fn buffered_bytes(&self) -> usize {
+        match &self.stage {
+            Stage::Prefix { filled, .. } => *filled,
+            Stage::Payload { bytes, .. } => bytes.len(),
+            Stage::Failed(_) => 0,
+        }
+    }
+
     /// True when no partial frame is buffered (a clean place to stop).
     pub fn is_idle(&self) -> bool {
         matches!(self.stage, Stage::Prefix { filled: 0, .. })

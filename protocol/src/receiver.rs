@@ -151,6 +151,21 @@ pub enum ProtocolError {
         /// The limit.
         max: usize,
     },
+    /// The bytes this connection has pending (a partial frame, uncommitted
+    /// updates, commits waiting for the frame-rate limit) do not fit in
+    /// what is left of the bridge's total byte budget.
+    #[error(
+        "the bridge's total memory budget is used up (rule `total-bytes`): this connection \
+         would hold {held} bytes of pending frames and updates, and the budget of {max} bytes \
+         shared by every application's replica and pending frames has no room for them; \
+         reconnect later or send smaller frames"
+    )]
+    TotalBytes {
+        /// Bytes the connection would hold with the refused input.
+        held: usize,
+        /// The total budget.
+        max: usize,
+    },
     /// The first frame is not a usable hello.
     #[error("bad hello (rule `hello`): {reason}")]
     BadHello {
@@ -200,6 +215,7 @@ impl ProtocolError {
             ProtocolError::HelloTooLarge { .. } => "hello-too-large",
             ProtocolError::HelloTimeout { .. } => "hello-timeout",
             ProtocolError::UnreadReplies { .. } => "unread-replies",
+            ProtocolError::TotalBytes { .. } => "total-bytes",
             ProtocolError::BadHello { .. } => "hello",
             ProtocolError::UnsupportedVersion { .. } => "version",
             ProtocolError::IncompatibleAccesskit { .. } => "accesskit-version",
@@ -574,6 +590,24 @@ impl ReceiverSession {
             queued: queued_bytes,
             max,
         }))
+    }
+
+    /// Bytes this session holds in memory for the sender's input: the
+    /// partial frame being received plus every update queued and not yet
+    /// handed out (uncommitted, or committed and waiting for the frame-rate
+    /// limit). Updates handed out in [`ReceiverEvent::Commit`] are no longer
+    /// counted: they belong to the caller (and then to the replica).
+    /// Feeding `n` bytes grows this by at most `n`.
+    pub fn held_bytes(&self) -> usize {
+        self.decoder.buffered_bytes() + self.pending_total
+    }
+
+    /// Ends the session because input the sender wants to hand over does
+    /// not fit in the bridge's total byte budget (rule `total-bytes`):
+    /// `held` is what the connection would hold with it, `max` the budget.
+    /// The returned `Fatal` carries the `error` frame to queue last.
+    pub fn refuse_over_total_budget(&mut self, held: usize, max: usize) -> ReceiverEvent {
+        self.fail(ProtocolError::TotalBytes { held, max })
     }
 
     /// Commits the frame-rate limit held back (delayed to the next frame's

@@ -783,3 +783,80 @@ fn connections_without_a_hello_are_bounded_in_time_and_memory() {
     let _ = status(&socket).expect("status answers");
     shutdown(session);
 }
+
+/// Connects, sends a hello and starts one frame announcing `announced` bytes, of which it sends
+/// `sent` (the rest never comes): a partial frame the bridge holds while the sender stalls.
+fn partial_frame_after_hello(socket: &Path, name: &str, announced: u32, sent: usize) -> UnixStream {
+    let mut stream = UnixStream::connect(socket).expect("connect");
+    stream.write_all(&hello_frame(name)).expect("hello");
+    let _ = stream.write_all(&announced.to_le_bytes());
+    // The bridge may close the connection while this is written (rule total-bytes).
+    let _ = stream.write_all(&vec![b' '; sent]);
+    let _ = stream.set_nonblocking(true);
+    stream
+}
+
+/// Whether the bridge closed `stream` within `within`; the messages it wrote before.
+fn closed_within(stream: &mut UnixStream, within: Duration) -> (bool, Vec<Value>) {
+    let deadline = Instant::now() + within;
+    let mut bytes = Vec::new();
+    loop {
+        let (more, closed) = read_available(stream);
+        bytes.extend_from_slice(&more);
+        if closed || Instant::now() >= deadline {
+            return (closed, messages(&bytes));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn pending_frames_count_in_the_total_byte_budget() {
+    const MIB: usize = 1024 * 1024;
+    let mut session = start_session();
+    let budget = (8 * MIB).to_string();
+    let (_bridge, socket) =
+        start_bridge_with_nofile(&mut session, None, &["--max-total-bytes", &budget]);
+    let _calm = calm_app(&socket);
+    let client = Client::connect(&a11y_address(&session));
+    let calm = Target::find(&client, CALM_APP);
+    let before = run_mix(&client, &calm, ROUNDS);
+
+    // A holds 5 MiB of a 6 MiB frame: within the 8 MiB budget, so it is kept.
+    let mut a = partial_frame_after_hello(&socket, "Holder A", 6 * MIB as u32, 5 * MIB);
+    let (closed, replies) = closed_within(&mut a, Duration::from_secs(2));
+    assert!(
+        !closed,
+        "A's 5 MiB partial frame fits the budget: {replies:?}"
+    );
+
+    // B wants 4 MiB more: A's 5 MiB + B's 4 MiB > 8 MiB, so B is closed by rule total-bytes
+    // before the bridge buffers what does not fit.
+    let mut b = partial_frame_after_hello(&socket, "Holder B", 6 * MIB as u32, 4 * MIB);
+    let (closed, replies) = closed_within(&mut b, WAIT);
+    let reason = replies
+        .iter()
+        .find_map(error_reason)
+        .unwrap_or_default()
+        .to_owned();
+    assert!(closed, "B was not closed: {replies:?}");
+    assert!(reason.contains("rule `total-bytes`"), "{replies:?}");
+
+    // The healthy application still answers, and A is still held.
+    healthy_answers(&client, &calm, &before, "calm app beside a refused holder");
+    let (closed, _) = closed_within(&mut a, Duration::from_millis(200));
+    assert!(!closed, "A was closed although its frame fitted");
+
+    // A leaves: its charge goes back to the budget, and the same 4 MiB now fits.
+    drop(a);
+    std::thread::sleep(Duration::from_secs(1));
+    let mut c = partial_frame_after_hello(&socket, "Holder C", 6 * MIB as u32, 4 * MIB);
+    let (closed, replies) = closed_within(&mut c, Duration::from_secs(2));
+    assert!(!closed, "C's frame fits once A left: {replies:?}");
+    println!(
+        "exhaustion/pending-budget: --max-total-bytes 8 MiB; A holding 5 MiB of a partial frame \
+         kept, B sending 4 MiB more closed with: {reason}; C's 4 MiB accepted after A left"
+    );
+    drop(c);
+    shutdown(session);
+}
