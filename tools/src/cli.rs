@@ -217,16 +217,6 @@ pub struct GenerateArgs {
     pub dir: PathBuf,
 }
 
-/// `serve` as if given with no flags, but reading its `NEWTON_ATSPI_*`
-/// environment variables (what a bare `newton-atspi-bridge` runs). Exits
-/// with clap's message when one of them is invalid.
-pub fn serve_args_from_environment() -> ServeArgs {
-    match Cli::parse_from(["newton-atspi-bridge", "serve"]).command {
-        Some(Command::Serve(args)) => args,
-        _ => ServeArgs::default_limits(),
-    }
-}
-
 /// The command definition, for man pages and completions.
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
@@ -240,6 +230,28 @@ mod tests {
     #[test]
     fn the_definition_is_consistent() {
         command().debug_assert();
+    }
+
+    /// The daemon's configuration tests use a copy of this CLI's shape;
+    /// this keeps the copy honest: the real definition offers the same
+    /// file keys (the global log level and every serve limit).
+    #[test]
+    fn the_configuration_files_can_set_the_log_level_and_every_limit() {
+        let mut cli = command();
+        cli.build();
+        let keys: Vec<String> = newton_atspi_daemon::config::settable(&cli)
+            .into_iter()
+            .map(|s| s.key)
+            .collect();
+        for key in [
+            "log-level",
+            "max-nodes",
+            "max-depth",
+            "max-frame-bytes",
+            "max-fps",
+        ] {
+            assert!(keys.iter().any(|k| k == key), "{key} missing from {keys:?}");
+        }
     }
 
     #[test]
