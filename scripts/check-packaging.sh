@@ -161,7 +161,8 @@ for unit in $enabled; do
 done
 # And the real deb-systemd-helper enables it into a scratch root (DPKG_ROOT).
 for unit in $enabled; do
-    DPKG_ROOT=$tmp deb-systemd-helper --user enable "$unit"
+    DPKG_ROOT=$tmp DPKG_MAINTSCRIPT_PACKAGE=$NAME DPKG_MAINTSCRIPT_NAME=postinst \
+        deb-systemd-helper --user enable "$unit"
 done
 find "$tmp/etc/systemd/user" -type l | sed "s|^$tmp|  |"
 [ -n "$(find "$tmp/etc/systemd/user" -type l)" ] || fail "deb-systemd-helper enabled nothing"
