@@ -102,6 +102,7 @@ deb:
 	$(MAKE) generate PREFIX=/usr
 	gzip -9nf $(GEN)/man/*.1
 	gzip -9nc CHANGELOG.md > $(GEN)/changelog.gz
+	gzip -9nc packaging/debian/changelog > $(GEN)/changelog.Debian.gz
 	$(CARGO) deb -p $(NAME) --no-build --locked $(DEBFLAGS) $(CARGOFLAGS)
 
 # Every crate in Cargo.lock (all platforms) under vendor/NAME-VERSION, and

@@ -173,7 +173,11 @@ echo "  $(grep -c '^Files: vendor/' "$tmp/usr/share/doc/$NAME/copyright") third-
 
 need lintian
 echo "== lintian $(lintian --version | sed 's/^Lintian v//')"
-# --fail-on warning: every warning is fixed or overridden with its reason.
-lintian --fail-on error,warning --info --display-info --show-overrides "$deb" \
-    || fail "lintian found errors or unexplained warnings"
+# One run, overrides shown (O:) with their reasons; every error and warning must be
+# fixed or overridden. (--fail-on would count shown overrides too.)
+report=$(lintian --display-info --show-overrides "$deb" 2>&1) || true
+printf '%s\n' "$report" | sed 's/^/  /'
+if printf '%s\n' "$report" | grep -q '^[EW]: '; then
+    fail "lintian found errors or warnings that are neither fixed nor overridden"
+fi
 echo "check-packaging: all good"

@@ -63,6 +63,26 @@ def formatted_text(text):
     return "\n".join(f" {line}" if line.strip() else " ." for line in lines)
 
 
+# Licences Debian ships in /usr/share/common-licenses: policy 12.5 wants a
+# reference to that file instead of the full text.
+COMMON_LICENSES = {
+    "Apache-2.0": "the Apache License, Version 2.0",
+    "MPL-2.0": "the Mozilla Public License, Version 2.0",
+    "CC0-1.0": "the Creative Commons CC0 1.0 Universal licence",
+}
+
+
+def licence_paragraph(name, text):
+    if name in COMMON_LICENSES:
+        body = (
+            f" On Debian systems, the complete text of {COMMON_LICENSES[name]} can be\n"
+            f' found in "/usr/share/common-licenses/{name}".'
+        )
+    else:
+        body = formatted_text(text)
+    return f"License: {name}\n{body}\n"
+
+
 def single_line(text):
     return " ".join(text.split())
 
@@ -94,9 +114,9 @@ def main():
         texts.setdefault(licence["id"], licence["text"])
     for name in sorted(used):
         text = texts.get(name)
-        if text is None:
+        if text is None and name not in COMMON_LICENSES:
             sys.exit(f"copyright.py: no text for licence {name}; is it in about.toml's accepted list?")
-        out.append(f"License: {name}\n{formatted_text(text)}\n")
+        out.append(licence_paragraph(name, text))
     sys.stdout.write("\n".join(out))
 
 
