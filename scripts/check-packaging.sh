@@ -87,6 +87,12 @@ cp "$DESTDIR$PREFIX/lib/systemd/user/"* "$root/usr/lib/systemd/user/"
 cp "$DESTDIR$PREFIX/lib/systemd/user-preset/80-$NAME.preset" "$root/usr/lib/systemd/user-preset/"
 enabled=$(sed -n 's/^enable[[:space:]]\{1,\}//p' "$root/usr/lib/systemd/user-preset/80-$NAME.preset")
 [ -n "$enabled" ] || fail "the preset enables nothing"
+# Socket activation is the default (issue 18): systemd holds the socket from
+# the start of the session and starts the bridge for the first sender.
+case " $enabled " in
+  *" $NAME.socket "*) ;;
+  *) fail "the preset does not enable $NAME.socket" ;;
+esac
 for unit in $enabled; do
     systemctl --root="$root" --global preset "$unit"
     [ "$(systemctl --root="$root" --global is-enabled "$unit")" = enabled ] \

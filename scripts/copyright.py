@@ -2,7 +2,13 @@
 """Writes the .deb's machine-readable copyright file (Debian copyright format
 1.0) from cargo-about's JSON inventory of every crate in Cargo.lock.
 
-    cargo about generate --format json --locked | scripts/copyright.py > packaging/debian/copyright
+    cargo about generate --workspace --frozen --format json | scripts/copyright.py > packaging/debian/copyright
+
+The crate list is Cargo.lock's: cargo-about walks the dependency graph of
+the workspace's builds, which leaves out optional dependencies no build
+enables but Cargo.lock (and so `make vendor`) still holds; their licence is
+read from their own Cargo.toml in cargo's registry cache (`cargo fetch
+--locked` puts every locked crate there).
 
 Our own crates (no registry source) are the `Files: *` paragraph; every
 third-party crate gets `Files: vendor/NAME-VERSION/*` (the layout of
@@ -11,9 +17,12 @@ spelling (`or`, `and`, `with X exception`); each licence used gets one
 stand-alone paragraph with its text. Standard library only.
 """
 
+import glob
 import json
+import os
 import re
 import sys
+import tomllib
 
 HEADER = """\
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
@@ -32,7 +41,7 @@ License: MIT or Apache-2.0
 
 def debian_expression(spdx):
     """SPDX `A OR B WITH X` in copyright-format spelling: `A or B with X exception`."""
-    text = re.sub(r"\bOR\b", "or", spdx)
+    text = re.sub(r"\bOR\b", "or", " ".join(spdx.split()))
     text = re.sub(r"\bAND\b", "and", text)
     return re.sub(r"\bWITH ([A-Za-z0-9.-]+?)(-exception)?\b", r"with \1 exception", text)
 
@@ -69,6 +78,17 @@ COMMON_LICENSES = {
     "Apache-2.0": "the Apache License, Version 2.0",
     "MPL-2.0": "the Mozilla Public License, Version 2.0",
     "CC0-1.0": "the Creative Commons CC0 1.0 Universal licence",
+    "LGPL-2.1-or-later": "the GNU Lesser General Public License, version 2.1",
+}
+COMMON_LICENSE_FILES = {"LGPL-2.1-or-later": "LGPL-2.1"}
+
+# Licences cargo-about did not pick for any crate (an alternative of an `OR`
+# it resolved to another licence) have no text in its inventory; the text is
+# then the crate's own file of that licence.
+LICENCE_FILES = {
+    "Unlicense": ["UNLICENSE"],
+    "BSD-2-Clause": ["LICENSE-BSD"],
+    "BSD-3-Clause": ["LICENSE-BSD"],
 }
 
 
@@ -76,7 +96,7 @@ def licence_paragraph(name, text):
     if name in COMMON_LICENSES:
         body = (
             f" On Debian systems, the complete text of {COMMON_LICENSES[name]} can be\n"
-            f' found in "/usr/share/common-licenses/{name}".'
+            f' found in "/usr/share/common-licenses/{COMMON_LICENSE_FILES.get(name, name)}".'
         )
     else:
         body = formatted_text(text)
@@ -87,14 +107,74 @@ def single_line(text):
     return " ".join(text.split())
 
 
+def locked_crates(lock_path):
+    """(name, version) of every registry crate in Cargo.lock."""
+    with open(lock_path, "rb") as lock:
+        packages = tomllib.load(lock)["package"]
+    return {
+        (p["name"], p["version"])
+        for p in packages
+        if p.get("source", "").startswith("registry+")
+    }
+
+
+def registry_manifest(name, version):
+    """The crate's Cargo.toml in cargo's registry cache, or None."""
+    home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
+    found = glob.glob(os.path.join(home, "registry", "src", "*", f"{name}-{version}", "Cargo.toml"))
+    return found[0] if found else None
+
+
+def unreached_crate(name, version):
+    """A locked crate cargo-about's graph left out, from its own manifest."""
+    manifest = registry_manifest(name, version)
+    if manifest is None:
+        sys.exit(f"copyright.py: {name} {version} is not in the registry cache; run `cargo fetch --locked`")
+    with open(manifest, "rb") as file:
+        package = tomllib.load(file)["package"]
+    licence = package.get("license")
+    if not licence:
+        sys.exit(f"copyright.py: {name} {version} declares no SPDX licence; add it to about.toml")
+    return {
+        "package": {
+            "name": name,
+            "version": version,
+            "authors": package.get("authors") or [],
+            "repository": package.get("repository"),
+            "manifest_path": manifest,
+            "source": "registry",
+        },
+        "license": licence,
+    }
+
+
+def text_from_crates(name, crates):
+    """The licence's text from the first crate that ships it as a file."""
+    for crate in crates:
+        if name not in re.split(r"[()\s]+", crate["license"]):
+            continue
+        directory = os.path.dirname(crate["package"].get("manifest_path") or "")
+        for file_name in LICENCE_FILES.get(name, []):
+            path = os.path.join(directory, file_name)
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8") as file:
+                    return file.read()
+    return None
+
+
 def main():
     inventory = json.load(sys.stdin)
+    lock_path = sys.argv[1] if len(sys.argv) > 1 else "Cargo.lock"
     out = [HEADER]
     used = set()
-    crates = sorted(
-        (c for c in inventory["crates"] if c["package"].get("source")),
-        key=lambda c: (c["package"]["name"], c["package"]["version"]),
-    )
+    reached = {
+        (c["package"]["name"], c["package"]["version"]): c
+        for c in inventory["crates"]
+        if c["package"].get("source")
+    }
+    crates = [
+        reached.get(key) or unreached_crate(*key) for key in sorted(locked_crates(lock_path))
+    ]
     for crate in crates:
         package = crate["package"]
         expression = debian_expression(crate["license"])
@@ -113,7 +193,7 @@ def main():
     for licence in inventory["overview"]:
         texts.setdefault(licence["id"], licence["text"])
     for name in sorted(used):
-        text = texts.get(name)
+        text = texts.get(name) or text_from_crates(name, crates)
         if text is None and name not in COMMON_LICENSES:
             sys.exit(f"copyright.py: no text for licence {name}; is it in about.toml's accepted list?")
         out.append(licence_paragraph(name, text))

@@ -65,7 +65,7 @@ scripts/check-packaging.sh
 step "licences: packaging/debian/copyright matches Cargo.lock (cargo-about)"
 if ! command -v cargo-about >/dev/null 2>&1; then
   about_start=$SECONDS
-  cargo install --locked cargo-about --features cli
+  cargo install --locked cargo-about --version 0.9.3 --features cli
   echo "cargo-about installed in $((SECONDS - about_start)) s"
 fi
 scripts/licenses.sh --check
