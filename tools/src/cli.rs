@@ -151,9 +151,11 @@ Examples:\n  newton-atspi-bridge diff gtk4-demo-legacy gtk4-demo --format junit 
 newton-atspi-bridge diff \"my-app (legacy)\" my-app --allow docs/compat-rules.json --format junit > report.xml"
 )]
 pub struct DiffArgs {
-    /// First application (name as for `dump`: exact, else a unique substring).
+    /// First application (name as for `dump`: exact, else a unique
+    /// substring; or a unique bus name such as `:1.42`), or a snapshot: a
+    /// file ending in `.json` written by `dump --json APP`.
     pub a: String,
-    /// Second application.
+    /// Second application or snapshot.
     pub b: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
@@ -196,6 +198,15 @@ pub struct DiffArgs {
     /// `--walk calls` only.
     #[arg(long, value_name = "INDEX-PATH")]
     pub under: Option<String>,
+    /// Before comparing, wait until an application named APP (as for the
+    /// operands) is on the desktop and has at least one child (its window),
+    /// for at most --timeout seconds; for CI jobs that start the
+    /// application just before. Repeat for several.
+    #[arg(long, value_name = "APP")]
+    pub wait_for: Vec<String>,
+    /// Seconds --wait-for waits before giving up (exit status 2).
+    #[arg(long, value_name = "S", default_value_t = 30, requires = "wait_for")]
+    pub timeout: u64,
     /// Accessibility bus address (default: as libatspi finds it).
     #[arg(long, env = "AT_SPI_BUS_ADDRESS", hide_env_values = true)]
     pub a11y_bus: Option<String>,

@@ -20,6 +20,7 @@ mod diff;
 mod dump_command;
 mod exit_status;
 mod manpages;
+mod progress;
 mod record;
 mod replay;
 mod status;
