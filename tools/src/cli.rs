@@ -37,6 +37,9 @@ pub enum Command {
     Diff(DiffArgs),
     /// Show the running bridge's applications, nodes, updates and rejections.
     Status(StatusArgs),
+    /// Run a command inside private session and accessibility buses with the
+    /// AT-SPI registry, IsEnabled=true and a bridge (for toolkit CI jobs).
+    Session(SessionArgs),
     /// Write the man pages into a directory (for packaging).
     #[command(hide = true)]
     GenerateManpages(GenerateArgs),
@@ -210,6 +213,23 @@ pub struct DiffArgs {
     /// Accessibility bus address (default: as libatspi finds it).
     #[arg(long, env = "AT_SPI_BUS_ADDRESS", hide_env_values = true)]
     pub a11y_bus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The command sees DBUS_SESSION_BUS_ADDRESS, AT_SPI_BUS_ADDRESS, XDG_RUNTIME_DIR and \
+NEWTON_ATSPI_SOCKET of the private session; everything started is stopped when it ends. Exit \
+status: the command's (128 + N when killed by signal N); 1 when the session could not start.\n\
+Example: newton-atspi-bridge session -- sh -c 'my-app & newton-atspi-bridge diff --wait-for \"My App\" expected.json \"My App\"'"
+)]
+pub struct SessionArgs {
+    /// Do not run a bridge in the session (the buses and the registry only;
+    /// e.g. for an application through accesskit_unix alone).
+    #[arg(long)]
+    pub no_bridge: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]

@@ -40,6 +40,19 @@ pub fn documented(command: Option<&str>) -> Vec<(u8, &'static str)> {
                  bridge on this status.",
             ),
         ],
+        Some("session") => vec![
+            (SUCCESS, "The command exited with status 0."),
+            (
+                FAILURE,
+                "The private buses, the registry or the bridge could not start (the message says \
+                 why), or the command exited with status 1.",
+            ),
+            (
+                USAGE,
+                "Invalid command line, or the command exited with status 2. Any other status is \
+                 the command's own (128 + N when a signal N killed it).",
+            ),
+        ],
         Some(_) => vec![
             (SUCCESS, "Success."),
             (FAILURE, "The command failed; the message on standard error says why."),

@@ -23,6 +23,7 @@ mod manpages;
 mod progress;
 mod record;
 mod replay;
+mod session_command;
 mod status;
 
 use std::process::ExitCode;
@@ -36,8 +37,10 @@ fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(code) => return code,
     };
-    // The demo's output is the tree; keep routine log lines out of it.
-    let quiet_demo = matches!(cli.command, Some(Command::Demo(_))) && cli.log_level == "info";
+    // The demo's output is the tree, a session's the command's: keep routine
+    // log lines out of them.
+    let quiet_demo = matches!(cli.command, Some(Command::Demo(_) | Command::Session(_)))
+        && cli.log_level == "info";
     newton_atspi_daemon::logging::init(if quiet_demo { "warn" } else { &cli.log_level });
     for path in &config.files_read {
         tracing::info!("configuration read from {}", path.display());
@@ -53,6 +56,15 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Diff(args) => return diff_exit_code(diff::run(args)),
         Command::Status(args) => status::run(args),
+        Command::Session(args) => {
+            return match session_command::run(args) {
+                Ok(code) => ExitCode::from(code),
+                Err(error) => {
+                    eprintln!("newton-atspi-bridge session: {error}");
+                    ExitCode::from(exit_status::FAILURE)
+                }
+            }
+        }
         Command::GenerateManpages(args) => manpages::write_manpages(&args.dir),
         Command::GenerateCompletions(args) => manpages::write_completions(&args.dir),
     };
