@@ -25,6 +25,8 @@ AUTOSTARTDIR ?= $(SYSCONFDIR)/xdg/autostart
 BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
+# The default diff allow rules (accesskit_unix against the bridge).
+PKGDATADIR ?= $(DATADIR)/newton-atspi-bridge
 
 CARGO ?= cargo
 CARGOFLAGS ?=
@@ -46,10 +48,10 @@ SUBSTITUTE = sed -e 's|@bindir@|$(BINDIR)|g'
 all: build generate
 
 build:
-	$(CARGO) build --release -p $(NAME) $(CARGOFLAGS)
+	$(CARGO) build --release --locked -p $(NAME) $(CARGOFLAGS)
 
 $(BIN):
-	$(CARGO) build --release -p $(NAME) $(CARGOFLAGS)
+	$(CARGO) build --release --locked -p $(NAME) $(CARGOFLAGS)
 
 # The unit files depend on BINDIR, so they are rewritten every time.
 generate: $(BIN)
@@ -79,6 +81,7 @@ install: generate
 	$(INSTALL) -Dm644 $(GEN)/completions/$(NAME) $(DESTDIR)$(BASHCOMPLETIONDIR)/$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/completions/_$(NAME) $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/completions/$(NAME).fish $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
+	$(INSTALL) -Dm644 docs/compat-rules.json $(DESTDIR)$(PKGDATADIR)/compat-rules.json
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/$(NAME)
@@ -91,6 +94,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/$(NAME)
 	rm -f $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
 	rm -f $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
+	rm -f $(DESTDIR)$(PKGDATADIR)/compat-rules.json
+	-rmdir $(DESTDIR)$(PKGDATADIR) 2>/dev/null
 
 # The .deb installs into /usr; its file list is [package.metadata.deb] in tools/Cargo.toml.
 # Debian wants compressed man pages and a stripped binary (the release profile keeps

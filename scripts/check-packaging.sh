@@ -42,6 +42,7 @@ expect "$PREFIX/share/man/man1/$NAME-status.1"
 expect "$PREFIX/share/bash-completion/completions/$NAME"
 expect "$PREFIX/share/zsh/site-functions/_$NAME"
 expect "$PREFIX/share/fish/vendor_completions.d/$NAME.fish"
+expect "$PREFIX/share/$NAME/compat-rules.json"
 [ -x "$DESTDIR$PREFIX/bin/$NAME" ] || fail "the binary is not executable"
 grep -q "^ExecStart=$PREFIX/bin/$NAME serve\$" "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" \
     || fail "the unit's ExecStart does not point at $PREFIX/bin"
@@ -147,6 +148,10 @@ esac
 case "$contents" in
   *"./usr/lib/systemd/user-preset/80-$NAME.preset"*) ;;
   *) fail "the .deb lacks the preset" ;;
+esac
+case "$contents" in
+  *"./usr/share/$NAME/compat-rules.json"*) ;;
+  *) fail "the .deb lacks the default diff allow rules" ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$DESTDIR" "$tmp"' EXIT
