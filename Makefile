@@ -43,7 +43,7 @@ GEN := $(CARGO_TARGET_DIR)/release/packaging
 INSTALL ?= install
 SUBSTITUTE = sed -e 's|@bindir@|$(BINDIR)|g'
 
-.PHONY: all build generate install uninstall deb clean
+.PHONY: all build generate install uninstall deb vendor clean
 
 all: build generate
 
