@@ -4,6 +4,10 @@
 #   make install PREFIX=/usr/local DESTDIR=   # install them (DESTDIR for staging)
 #   make uninstall PREFIX=/usr/local
 #   make deb                                  # a .deb (needs cargo-deb)
+#   make vendor                               # vendor/: every locked crate, for offline builds
+#   make CARGOFLAGS="--offline --config vendor/config.toml"   # build from vendor/ (see README)
+#
+# Every cargo invocation passes --locked: Cargo.lock is what was tested.
 #
 # Paths follow the GNU conventions; override any of them on the command line.
 
@@ -13,6 +17,7 @@ BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
+SYSTEMDUSERPRESETDIR ?= $(PREFIX)/lib/systemd/user-preset
 DBUSSERVICEDIR ?= $(DATADIR)/dbus-1/services
 # Autostart entries are only read from the XDG config dirs, /etc/xdg by default.
 SYSCONFDIR ?= /etc
@@ -20,12 +25,17 @@ AUTOSTARTDIR ?= $(SYSCONFDIR)/xdg/autostart
 BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
+# The default diff allow rules (accesskit_unix against the bridge).
+PKGDATADIR ?= $(DATADIR)/newton-atspi-bridge
 
 CARGO ?= cargo
 CARGOFLAGS ?=
 CARGO_TARGET_DIR ?= target
 NAME := newton-atspi-bridge
 DBUS_NAME := org.freedesktop.a11y.NewtonBridge
+PRESET := 80-$(NAME).preset
+# The units the preset enables; the .deb's postinst enables the same ones.
+ENABLED_UNITS = $(shell sed -n 's/^enable[[:space:]]\{1,\}//p' packaging/$(PRESET))
 BIN := $(CARGO_TARGET_DIR)/release/$(NAME)
 # Under target/release/ so cargo-deb finds the generated files (see tools/Cargo.toml).
 GEN := $(CARGO_TARGET_DIR)/release/packaging
@@ -33,15 +43,15 @@ GEN := $(CARGO_TARGET_DIR)/release/packaging
 INSTALL ?= install
 SUBSTITUTE = sed -e 's|@bindir@|$(BINDIR)|g'
 
-.PHONY: all build generate install uninstall deb clean
+.PHONY: all build generate install uninstall deb vendor clean
 
 all: build generate
 
 build:
-	$(CARGO) build --release -p $(NAME) $(CARGOFLAGS)
+	$(CARGO) build --release --locked -p $(NAME) $(CARGOFLAGS)
 
 $(BIN):
-	$(CARGO) build --release -p $(NAME) $(CARGOFLAGS)
+	$(CARGO) build --release --locked -p $(NAME) $(CARGOFLAGS)
 
 # The unit files depend on BINDIR, so they are rewritten every time.
 generate: $(BIN)
@@ -53,11 +63,17 @@ generate: $(BIN)
 	$(SUBSTITUTE) packaging/$(NAME).socket.in > $(GEN)/$(NAME).socket
 	$(SUBSTITUTE) packaging/$(DBUS_NAME).service.in > $(GEN)/$(DBUS_NAME).service
 	$(SUBSTITUTE) packaging/$(NAME).desktop.in > $(GEN)/$(NAME).desktop
+	cp packaging/$(PRESET) $(GEN)/$(PRESET)
+	mkdir -p $(GEN)/debian
+	for script in postinst postrm; do \
+	    sed -e 's|@units@|$(ENABLED_UNITS)|g' packaging/debian/$$script.in > $(GEN)/debian/$$script; \
+	done
 
 install: generate
 	$(INSTALL) -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/$(NAME).service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).service
 	$(INSTALL) -Dm644 $(GEN)/$(NAME).socket $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).socket
+	$(INSTALL) -Dm644 $(GEN)/$(PRESET) $(DESTDIR)$(SYSTEMDUSERPRESETDIR)/$(PRESET)
 	$(INSTALL) -Dm644 $(GEN)/$(DBUS_NAME).service $(DESTDIR)$(DBUSSERVICEDIR)/$(DBUS_NAME).service
 	$(INSTALL) -Dm644 $(GEN)/$(NAME).desktop $(DESTDIR)$(AUTOSTARTDIR)/$(NAME).desktop
 	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1
@@ -65,17 +81,21 @@ install: generate
 	$(INSTALL) -Dm644 $(GEN)/completions/$(NAME) $(DESTDIR)$(BASHCOMPLETIONDIR)/$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/completions/_$(NAME) $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/completions/$(NAME).fish $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
+	$(INSTALL) -Dm644 docs/compat-rules.json $(DESTDIR)$(PKGDATADIR)/compat-rules.json
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/$(NAME)
 	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).service
 	rm -f $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).socket
+	rm -f $(DESTDIR)$(SYSTEMDUSERPRESETDIR)/$(PRESET)
 	rm -f $(DESTDIR)$(DBUSSERVICEDIR)/$(DBUS_NAME).service
 	rm -f $(DESTDIR)$(AUTOSTARTDIR)/$(NAME).desktop
 	rm -f $(DESTDIR)$(MANDIR)/man1/$(NAME).1 $(DESTDIR)$(MANDIR)/man1/$(NAME)-*.1
 	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/$(NAME)
 	rm -f $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
 	rm -f $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
+	rm -f $(DESTDIR)$(PKGDATADIR)/compat-rules.json
+	-rmdir $(DESTDIR)$(PKGDATADIR) 2>/dev/null
 
 # The .deb installs into /usr; its file list is [package.metadata.deb] in tools/Cargo.toml.
 # Debian wants compressed man pages and a stripped binary (the release profile keeps
@@ -86,7 +106,16 @@ DEBFLAGS ?= --strip
 deb:
 	$(MAKE) generate PREFIX=/usr
 	gzip -9nf $(GEN)/man/*.1
-	$(CARGO) deb -p $(NAME) --no-build $(DEBFLAGS) $(CARGOFLAGS)
+	gzip -9nc CHANGELOG.md > $(GEN)/changelog.gz
+	gzip -9nc packaging/debian/changelog > $(GEN)/changelog.Debian.gz
+	$(CARGO) deb -p $(NAME) --no-build --locked $(DEBFLAGS) $(CARGOFLAGS)
+
+# Every crate in Cargo.lock (all platforms) under vendor/NAME-VERSION, and
+# vendor/config.toml pointing cargo at it: `--config vendor/config.toml
+# --offline` then builds without the registry.
+vendor:
+	$(CARGO) vendor --locked --versioned-dirs vendor > .vendor-config.toml.tmp || { rm -f .vendor-config.toml.tmp; exit 1; }
+	mv .vendor-config.toml.tmp vendor/config.toml
 
 clean:
 	rm -rf $(GEN)

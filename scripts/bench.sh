@@ -21,7 +21,7 @@ if [[ -f legacy/Cargo.toml ]]; then
 fi
 
 echo "==> building release binaries: ${packages[*]}"
-cargo build --release "${packages[@]}"
+cargo build --release --locked "${packages[@]}"
 
 echo "==> running the suite (progress on stderr)"
 NEWTON_BRIDGE_BIN="$PWD/target/release/newton-atspi-bridge" target/release/newton-bench "$@"

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Checks the packaging: `make install` into a scratch DESTDIR, lists and
-# validates the installed tree (systemd-analyze verify, desktop-file-validate
-# when available), then builds the .deb with cargo-deb and lists its
-# contents. CI calls it; it needs only cargo, make and a POSIX shell.
+# validates the installed tree (systemd-analyze verify of the user units, the
+# preset applied with systemctl --global, desktop-file-validate), then builds
+# the .deb with cargo-deb, checks its maintainer scripts enable what the
+# preset enables, and runs lintian on it (no error, no warning that is not
+# overridden with a reason in packaging/debian/lintian-overrides). CI calls it;
+# scripts/install-deps.sh installs systemd, desktop-file-utils and lintian.
 #
 #   scripts/check-packaging.sh            # installs cargo-deb when missing
 #   NO_DEB=1 scripts/check-packaging.sh   # skip the .deb
@@ -28,6 +31,7 @@ expect() {
 expect "$PREFIX/bin/$NAME"
 expect "$PREFIX/lib/systemd/user/$NAME.service"
 expect "$PREFIX/lib/systemd/user/$NAME.socket"
+expect "$PREFIX/lib/systemd/user-preset/80-$NAME.preset"
 expect "$PREFIX/share/dbus-1/services/org.freedesktop.a11y.NewtonBridge.service"
 expect "/etc/xdg/autostart/$NAME.desktop"
 expect "$PREFIX/share/man/man1/$NAME.1"
@@ -38,6 +42,7 @@ expect "$PREFIX/share/man/man1/$NAME-status.1"
 expect "$PREFIX/share/bash-completion/completions/$NAME"
 expect "$PREFIX/share/zsh/site-functions/_$NAME"
 expect "$PREFIX/share/fish/vendor_completions.d/$NAME.fish"
+expect "$PREFIX/share/$NAME/compat-rules.json"
 [ -x "$DESTDIR$PREFIX/bin/$NAME" ] || fail "the binary is not executable"
 grep -q "^ExecStart=$PREFIX/bin/$NAME serve\$" "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" \
     || fail "the unit's ExecStart does not point at $PREFIX/bin"
@@ -52,32 +57,58 @@ if command -v man >/dev/null 2>&1; then
     MANWIDTH=80 man -l "$DESTDIR$PREFIX/share/man/man1/$NAME-diff.1" 2>&1 | head -n 5
 fi
 
-if command -v systemd-analyze >/dev/null 2>&1; then
-    echo "== systemd-analyze verify"
-    # ExecStart must exist for verify: check a copy pointing into DESTDIR.
-    unit_dir=$(mktemp -d)
-    sed "s|^ExecStart=$PREFIX/bin/|ExecStart=$DESTDIR$PREFIX/bin/|" \
-        "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" > "$unit_dir/$NAME.service"
-    cp "$DESTDIR$PREFIX/lib/systemd/user/$NAME.socket" "$unit_dir/$NAME.socket"
-    out=$(systemd-analyze verify --man=no "$unit_dir/$NAME.service" "$unit_dir/$NAME.socket" 2>&1) || true
-    rm -rf "$unit_dir"
-    # Outside a user session verify may only complain about the missing
-    # graphical-session targets; anything about our unit's own lines fails.
-    printf '%s\n' "$out" | grep -v 'graphical-session' | grep -i "$NAME.s" \
-        && fail "systemd-analyze found problems in the unit"
-    printf '%s\n' "$out" | sed 's/^/  /'
-    echo "  unit ok"
-else
-    echo "== systemd-analyze not installed; unit not verified"
-fi
+need() { command -v "$1" >/dev/null 2>&1 || fail "$1 is missing; run scripts/install-deps.sh"; }
+need systemd-analyze
+need systemctl
+need desktop-file-validate
 
-if command -v desktop-file-validate >/dev/null 2>&1; then
-    echo "== desktop-file-validate"
-    desktop-file-validate "$DESTDIR/etc/xdg/autostart/$NAME.desktop"
-    echo "  autostart entry ok"
-else
-    echo "== desktop-file-validate not installed (desktop-file-utils); autostart entry not validated"
-fi
+echo "== systemd-analyze --user verify"
+# ExecStart must exist for verify: check a copy pointing into DESTDIR.
+unit_dir=$(mktemp -d)
+sed "s|^ExecStart=$PREFIX/bin/|ExecStart=$DESTDIR$PREFIX/bin/|" \
+    "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" > "$unit_dir/$NAME.service"
+cp "$DESTDIR$PREFIX/lib/systemd/user/$NAME.socket" "$unit_dir/$NAME.socket"
+# --user needs a runtime directory even when no user manager runs (CI as root).
+runtime=${XDG_RUNTIME_DIR:-$unit_dir}
+out=$(XDG_RUNTIME_DIR=$runtime systemd-analyze --user verify --man=no "$unit_dir/$NAME.service" "$unit_dir/$NAME.socket" 2>&1) \
+    || { rm -rf "$unit_dir"; printf '%s\n' "$out" >&2; fail "systemd-analyze --user verify failed"; }
+rm -rf "$unit_dir"
+# Anything about our unit's own lines fails, warnings included.
+if printf '%s\n' "$out" | grep -i "$NAME"; then fail "systemd-analyze found problems in the unit"; fi
+printf '%s\n' "$out" | sed 's/^/  /'
+grep -q '^Type=dbus$' "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" || fail "the unit is not Type=dbus"
+grep -q '^BusName=org.freedesktop.a11y.NewtonBridge$' "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" \
+    || fail "the unit lacks BusName="
+echo "  unit ok"
+
+echo "== the preset enables the unit (systemctl --global preset in a scratch root)"
+root=$(mktemp -d)
+mkdir -p "$root/usr/lib/systemd/user" "$root/usr/lib/systemd/user-preset" "$root/etc/systemd/user"
+cp "$DESTDIR$PREFIX/lib/systemd/user/"* "$root/usr/lib/systemd/user/"
+cp "$DESTDIR$PREFIX/lib/systemd/user-preset/80-$NAME.preset" "$root/usr/lib/systemd/user-preset/"
+enabled=$(sed -n 's/^enable[[:space:]]\{1,\}//p' "$root/usr/lib/systemd/user-preset/80-$NAME.preset")
+[ -n "$enabled" ] || fail "the preset enables nothing"
+# Socket activation is the default (issue 18): systemd holds the socket from
+# the start of the session and starts the bridge for the first sender.
+case " $enabled " in
+  *" $NAME.socket "*) ;;
+  *) fail "the preset does not enable $NAME.socket" ;;
+esac
+for unit in $enabled; do
+    systemctl --root="$root" --global preset "$unit"
+    [ "$(systemctl --root="$root" --global is-enabled "$unit")" = enabled ] \
+        || { rm -rf "$root"; fail "the preset did not enable $unit"; }
+done
+(cd "$root/etc/systemd/user" && find . -type l | sed 's/^/  /')
+rm -rf "$root"
+echo "  enabled: $enabled"
+
+echo "== desktop-file-validate"
+desktop-file-validate "$DESTDIR/etc/xdg/autostart/$NAME.desktop"
+# systemd's xdg-autostart-generator must leave the entry to non-systemd sessions.
+grep -q '^X-systemd-skip=true$' "$DESTDIR/etc/xdg/autostart/$NAME.desktop" \
+    || fail "the autostart entry lacks X-systemd-skip=true"
+echo "  autostart entry ok"
 
 echo "== make uninstall"
 make uninstall PREFIX="$PREFIX" DESTDIR="$DESTDIR"
@@ -114,9 +145,50 @@ case "$contents" in
   *"./usr/lib/systemd/user/$NAME.socket"*) ;;
   *) fail "the .deb lacks the socket unit" ;;
 esac
+case "$contents" in
+  *"./usr/lib/systemd/user-preset/80-$NAME.preset"*) ;;
+  *) fail "the .deb lacks the preset" ;;
+esac
+case "$contents" in
+  *"./usr/share/$NAME/compat-rules.json"*) ;;
+  *) fail "the .deb lacks the default diff allow rules" ;;
+esac
 tmp=$(mktemp -d)
+trap 'rm -rf "$DESTDIR" "$tmp"' EXIT
 dpkg-deb --extract "$deb" "$tmp"
+dpkg-deb --control "$deb" "$tmp/DEBIAN"
 grep -q "^ExecStart=/usr/bin/$NAME serve\$" "$tmp/usr/lib/systemd/user/$NAME.service" \
-    || { rm -rf "$tmp"; fail "the .deb's unit does not start /usr/bin/$NAME"; }
-rm -rf "$tmp"
+    || fail "the .deb's unit does not start /usr/bin/$NAME"
+
+echo "== maintainer scripts enable what the preset enables"
+enabled=$(sed -n 's/^enable[[:space:]]\{1,\}//p' "$tmp/usr/lib/systemd/user-preset/80-$NAME.preset")
+# A stand-in deb-systemd-helper records what postinst and postrm ask for.
+mkdir "$tmp/stub"
+printf '#!/bin/sh\necho "$*" >> "%s/calls"\n' "$tmp" > "$tmp/stub/deb-systemd-helper"
+chmod +x "$tmp/stub/deb-systemd-helper"
+PATH="$tmp/stub:$PATH" sh -e "$tmp/DEBIAN/postinst" configure
+for unit in $enabled; do
+    grep -qx -- "--user enable $unit" "$tmp/calls" || fail "postinst does not enable $unit"
+done
+# And the real deb-systemd-helper enables it into a scratch root (DPKG_ROOT).
+for unit in $enabled; do
+    DPKG_ROOT=$tmp DPKG_MAINTSCRIPT_PACKAGE=$NAME DPKG_MAINTSCRIPT_NAME=postinst \
+        deb-systemd-helper --user enable "$unit"
+done
+find "$tmp/etc/systemd/user" -type l | sed "s|^$tmp|  |"
+[ -n "$(find "$tmp/etc/systemd/user" -type l)" ] || fail "deb-systemd-helper enabled nothing"
+sed -n '/^Files: \*/,/^$/p' "$tmp/usr/share/doc/$NAME/copyright" | sed 's/^/  /'
+grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+    "$tmp/usr/share/doc/$NAME/copyright" || fail "the copyright file is not machine-readable"
+echo "  $(grep -c '^Files: vendor/' "$tmp/usr/share/doc/$NAME/copyright") third-party crates in the copyright file"
+
+need lintian
+echo "== lintian $(lintian --version | sed 's/^Lintian v//')"
+# One run, overrides shown (O:) with their reasons; every error and warning must be
+# fixed or overridden. (--fail-on would count shown overrides too.)
+report=$(lintian --display-info --show-overrides "$deb" 2>&1) || true
+printf '%s\n' "$report" | sed 's/^/  /'
+if printf '%s\n' "$report" | grep -q '^[EW]: '; then
+    fail "lintian found errors or warnings that are neither fixed nor overridden"
+fi
 echo "check-packaging: all good"

@@ -17,5 +17,5 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-cargo build --release -q -p newton-atspi-bridge
+cargo build --release --locked -q -p newton-atspi-bridge
 exec target/release/newton-atspi-bridge demo "$@"

@@ -62,18 +62,18 @@ if [[ $lint -eq 1 ]]; then
   step "cargo fmt --check"
   cargo fmt --all --check
   step "cargo clippy"
-  cargo clippy --workspace --all-targets -- -D warnings
+  cargo clippy --locked --workspace --all-targets -- -D warnings
 fi
 
-step "cargo build --workspace --all-targets"
+step "cargo build --locked --workspace --all-targets"
 # Builds newton-atspi-bridge too: the e2e tests run target/<profile>/newton-atspi-bridge.
-cargo build --workspace --all-targets
+cargo build --locked --workspace --all-targets
 
-step "cargo test --workspace"
+step "cargo test --locked --workspace"
 # The parity test rewrites this table; an old one must not be shown as this run's.
 rm -f target/tmp/parity-latency.txt
 # --no-fail-fast: report every failing test binary, not just the first.
-cargo test --workspace --no-fail-fast
+cargo test --locked --workspace --no-fail-fast
 
 step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
 # scripts/orca48-root.sh debootstraps trixie and installs Orca 48.1 + at-spi2-core 2.56 into
@@ -117,7 +117,18 @@ step "benchmark suite, smoke mode (tiny trees; fails only if a benchmark cannot 
 # Debug binaries from the build above; the full suite is scripts/bench.sh (docs/benchmarks.md).
 target/debug/newton-bench --smoke --out target/bench-smoke
 
-step "packaging: make install into a scratch DESTDIR, then the .deb"
+step "packaging: make install into a scratch DESTDIR, then the .deb and lintian"
 scripts/check-packaging.sh
+
+step "licences: packaging/debian/copyright matches Cargo.lock (cargo-about)"
+if ! command -v cargo-about >/dev/null 2>&1; then
+  about_start=$SECONDS
+  cargo install --locked cargo-about --version 0.9.3 --features cli
+  echo "cargo-about installed in $((SECONDS - about_start)) s"
+fi
+scripts/licenses.sh --check
+
+step "vendored offline build (make vendor, cargo check --offline against vendor/)"
+scripts/check-vendored.sh
 
 step "all checks passed in $((SECONDS - start)) s"

@@ -9,12 +9,16 @@ use std::fmt::Write as _;
 use crate::wire::{CacheItem, ObjectRef};
 use futures::future::LocalBoxFuture;
 use futures::StreamExt;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::calls::{accessible, action, cache, component, text, value, NULL_PATH, ROOT};
+pub use crate::calls::ROOT;
+use crate::calls::{accessible, action, cache, component, text, value, NULL_PATH};
 
-/// One object as an AT sees it.
-#[derive(Debug, Serialize, Clone, PartialEq)]
+/// One object as an AT sees it. Deserializable so a saved `dump --json`
+/// snapshot can be compared (`diff snapshot.json APP`); keys a snapshot
+/// omits take their empty value, as serialization omits them.
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, Default)]
+#[serde(default)]
 pub struct DumpNode {
     pub role: String,
     pub name: String,
@@ -95,12 +99,26 @@ pub async fn walk_from(
     path: &str,
     limits: WalkLimits,
 ) -> DumpNode {
+    walk_from_reporting(conn, bus, path, limits, &|_| ()).await
+}
+
+/// [`walk_from`], calling `visited` with the number of objects read so far
+/// after each one (for progress output; it should be cheap).
+pub async fn walk_from_reporting(
+    conn: &zbus::Connection,
+    bus: &str,
+    path: &str,
+    limits: WalkLimits,
+    visited: &dyn Fn(usize),
+) -> DumpNode {
     let walker = Walker {
         conn,
         bus,
         max_depth: limits.max_depth,
         budget: Cell::new(limits.max_nodes.saturating_sub(1)),
         permits: async_lock::Semaphore::new(PARALLEL_OBJECTS),
+        visited: Cell::new(0),
+        report: visited,
     };
     walker.walk(path.to_owned(), 0).await
 }
@@ -138,6 +156,9 @@ struct Walker<'a> {
     /// lists it, in child order.
     budget: Cell<usize>,
     permits: async_lock::Semaphore,
+    /// Objects read so far, and who is told.
+    visited: Cell<usize>,
+    report: &'a dyn Fn(usize),
 }
 
 impl Walker<'_> {
@@ -155,6 +176,8 @@ impl Walker<'_> {
                 };
                 futures::join!(describe(self.conn, self.bus, &path), kids)
             };
+            self.visited.set(self.visited.get() + 1);
+            (self.report)(self.visited.get());
             let kids = match kids {
                 None => return node,
                 Some(Ok(kids)) => kids,

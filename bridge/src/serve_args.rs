@@ -19,13 +19,25 @@ pub struct ServeArgs {
     #[arg(long, env = "AT_SPI_BUS_ADDRESS", hide_env_values = true)]
     pub a11y_bus: Option<String>,
     /// Largest frame a sender may send, in bytes.
-    #[arg(long, default_value_t = newton_push_protocol::DEFAULT_MAX_FRAME_BYTES)]
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_FRAME_BYTES",
+        default_value_t = newton_push_protocol::DEFAULT_MAX_FRAME_BYTES
+    )]
     pub max_frame_bytes: u32,
     /// Largest number of nodes one application may push (all its windows together).
-    #[arg(long, default_value_t = newton_cache::Limits::default().max_nodes)]
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_NODES",
+        default_value_t = newton_cache::Limits::default().max_nodes
+    )]
     pub max_nodes: usize,
     /// Deepest tree one application may push.
-    #[arg(long, default_value_t = newton_cache::Limits::default().max_depth)]
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_DEPTH",
+        default_value_t = newton_cache::Limits::default().max_depth
+    )]
     pub max_depth: usize,
     /// Frames (commits) per second one application may have applied; commits
     /// beyond it are coalesced and the latest state is applied at that rate.
@@ -121,6 +133,11 @@ pub struct ServeArgs {
         default_value_t = newton_push_protocol::DEFAULT_MAX_UNREAD_REPLY_BYTES
     )]
     pub max_unread_bytes: usize,
+    /// Print the settings `serve` would use, each with where it came from
+    /// (command line, environment, configuration file and line, built-in
+    /// default), and exit.
+    #[arg(long)]
+    pub print_config: bool,
 }
 
 impl ServeArgs {
@@ -144,6 +161,7 @@ impl ServeArgs {
             max_senders_per_uid: 0,
             hello_timeout: newton_push_protocol::DEFAULT_HELLO_TIMEOUT.as_secs(),
             max_unread_bytes: newton_push_protocol::DEFAULT_MAX_UNREAD_REPLY_BYTES,
+            print_config: false,
         }
     }
 }

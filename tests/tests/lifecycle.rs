@@ -944,3 +944,69 @@ fn expect_message(sender: &mut RawSender, expected: &Value, after: &str) {
         }
     }
 }
+
+/// `diff SNAPSHOT APP` (issue 18, toolkit CI): a `dump --json` snapshot saved
+/// from the live application compares equal to it; the same snapshot with one
+/// name changed is reported at that object with exit status 1.
+#[test]
+fn diff_compares_a_saved_snapshot_with_the_live_application() {
+    let mut desk = Desk::start(AtSpi::Enabled);
+    let socket = socket_in(&desk);
+    desk.start_bridge("bridge", &socket);
+    desk.start_bystander(&socket);
+    desk.wait_for_app(BYSTANDER_NAME);
+    // `dump --json APP` prints an array with the one application.
+    let mut snapshot = desk.dump(BYSTANDER_NAME, "snapshot");
+    let saved = desk.session.dir().join("saved.json");
+    std::fs::write(&saved, snapshot.to_string()).expect("write the snapshot");
+    let (status, out) = desk.diff(&saved, "same", &["--wait-for", BYSTANDER_NAME]);
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "snapshot equals the live app:\n{out}"
+    );
+    let started = Instant::now();
+    let waiting = ["--wait-for", "No such application", "--timeout", "1"];
+    let (status, _) = desk.diff(&saved, "absent", &waiting);
+    assert_eq!(
+        status.code(),
+        Some(2),
+        "an application that never comes is an error"
+    );
+    assert!(started.elapsed() < WAIT, "--timeout bounds the wait");
+    assert!(
+        desk.log("diff-absent")
+            .contains("No such application not on the desktop"),
+        "{}",
+        desk.log("diff-absent")
+    );
+
+    let first = &mut snapshot[0]["children"][0];
+    let old_name = first["name"].as_str().unwrap_or_default().to_owned();
+    first["name"] = Value::from("Renamed in the snapshot");
+    std::fs::write(&saved, snapshot.to_string()).expect("write the snapshot");
+    let (status, out) = desk.diff(&saved, "changed", &[]);
+    assert_eq!(status.code(), Some(1), "the renamed object differs:\n{out}");
+    assert!(
+        out.contains("/0 ") && out.contains(": name") && out.contains("Renamed in the snapshot"),
+        "reported at /0 with both names (live: {old_name:?}):\n{out}"
+    );
+    desk.finish();
+}
+
+impl Desk {
+    /// `newton-atspi-bridge diff SNAPSHOT BYSTANDER` on this desk's bus.
+    fn diff(&mut self, snapshot: &Path, label: &str, extra: &[&str]) -> (ExitStatus, String) {
+        let mut cmd = self
+            .session
+            .command(bridge_binary().expect("bridge binary"));
+        cmd.arg("diff")
+            .arg(snapshot)
+            .arg(BYSTANDER_NAME)
+            .args(["--a11y-bus", &self.a11y_address])
+            .args(extra);
+        self.session
+            .run(&format!("diff-{label}"), cmd, WAIT)
+            .expect("run diff")
+    }
+}

@@ -37,6 +37,9 @@ pub enum Command {
     Diff(DiffArgs),
     /// Show the running bridge's applications, nodes, updates and rejections.
     Status(StatusArgs),
+    /// Run a command inside private session and accessibility buses with the
+    /// AT-SPI registry, IsEnabled=true and a bridge (for toolkit CI jobs).
+    Session(SessionArgs),
     /// Write the man pages into a directory (for packaging).
     #[command(hide = true)]
     GenerateManpages(GenerateArgs),
@@ -151,9 +154,11 @@ Examples:\n  newton-atspi-bridge diff gtk4-demo-legacy gtk4-demo --format junit 
 newton-atspi-bridge diff \"my-app (legacy)\" my-app --allow docs/compat-rules.json --format junit > report.xml"
 )]
 pub struct DiffArgs {
-    /// First application (name as for `dump`: exact, else a unique substring).
+    /// First application (name as for `dump`: exact, else a unique
+    /// substring; or a unique bus name such as `:1.42`), or a snapshot: a
+    /// file ending in `.json` written by `dump --json APP`.
     pub a: String,
-    /// Second application.
+    /// Second application or snapshot.
     pub b: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
@@ -196,9 +201,35 @@ pub struct DiffArgs {
     /// `--walk calls` only.
     #[arg(long, value_name = "INDEX-PATH")]
     pub under: Option<String>,
+    /// Before comparing, wait until an application named APP (as for the
+    /// operands) is on the desktop and has at least one child (its window),
+    /// for at most --timeout seconds; for CI jobs that start the
+    /// application just before. Repeat for several.
+    #[arg(long, value_name = "APP")]
+    pub wait_for: Vec<String>,
+    /// Seconds --wait-for waits before giving up (exit status 2).
+    #[arg(long, value_name = "S", default_value_t = 30, requires = "wait_for")]
+    pub timeout: u64,
     /// Accessibility bus address (default: as libatspi finds it).
     #[arg(long, env = "AT_SPI_BUS_ADDRESS", hide_env_values = true)]
     pub a11y_bus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The command sees DBUS_SESSION_BUS_ADDRESS, AT_SPI_BUS_ADDRESS, XDG_RUNTIME_DIR and \
+NEWTON_ATSPI_SOCKET of the private session; everything started is stopped when it ends. Exit \
+status: the command's (128 + N when killed by signal N); 1 when the session could not start.\n\
+Example: newton-atspi-bridge session -- sh -c 'my-app & newton-atspi-bridge diff --wait-for \"My App\" expected.json \"My App\"'"
+)]
+pub struct SessionArgs {
+    /// Do not run a bridge in the session (the buses and the registry only;
+    /// e.g. for an application through accesskit_unix alone).
+    #[arg(long)]
+    pub no_bridge: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -217,16 +248,6 @@ pub struct GenerateArgs {
     pub dir: PathBuf,
 }
 
-/// `serve` as if given with no flags, but reading its `NEWTON_ATSPI_*`
-/// environment variables (what a bare `newton-atspi-bridge` runs). Exits
-/// with clap's message when one of them is invalid.
-pub fn serve_args_from_environment() -> ServeArgs {
-    match Cli::parse_from(["newton-atspi-bridge", "serve"]).command {
-        Some(Command::Serve(args)) => args,
-        _ => ServeArgs::default_limits(),
-    }
-}
-
 /// The command definition, for man pages and completions.
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
@@ -240,6 +261,28 @@ mod tests {
     #[test]
     fn the_definition_is_consistent() {
         command().debug_assert();
+    }
+
+    /// The daemon's configuration tests use a copy of this CLI's shape;
+    /// this keeps the copy honest: the real definition offers the same
+    /// file keys (the global log level and every serve limit).
+    #[test]
+    fn the_configuration_files_can_set_the_log_level_and_every_limit() {
+        let mut cli = command();
+        cli.build();
+        let keys: Vec<String> = newton_atspi_daemon::config::settable(&cli)
+            .into_iter()
+            .map(|s| s.key)
+            .collect();
+        for key in [
+            "log-level",
+            "max-nodes",
+            "max-depth",
+            "max-frame-bytes",
+            "max-fps",
+        ] {
+            assert!(keys.iter().any(|k| k == key), "{key} missing from {keys:?}");
+        }
     }
 
     #[test]

@@ -9,11 +9,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::error::Error;
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::allow::{self, Rules, Site};
 use crate::cli::{DiffArgs, DiffFormat, DiffWalk};
+use crate::progress::Progress;
 use newton_atspi_client::dump::{self, DumpNode, WalkLimits};
 
 /// Properties `--ignore` accepts (besides `states:NAME`).
@@ -970,59 +972,34 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
         }
         None => None,
     };
-    let (a, b, b_window) = async_io::block_on(async {
-        let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
-            Some(address) => address,
-            None => newton_atspi_daemon::a11y_bus::find_address().await?,
-        };
-        let conn = newton_atspi_daemon::a11y_bus::connect(&address).await?;
-        let apps = dump::applications(&conn).await?;
-        let a_bus = one_app(&apps, &args.a)?;
-        let b_bus = one_app(&apps, &args.b)?;
-        // Both walks at once: each waits on its own application's answers.
-        let mut b_window = None;
-        let (a, b) = match (args.walk, &under) {
-            (DiffWalk::Calls, Some(indices)) => {
-                let (a_path, b_path) = futures::join!(
-                    dump::object_at(&conn, &a_bus, indices),
-                    dump::object_at(&conn, &b_bus, indices)
-                );
-                let (a_path, b_path) = (
-                    a_path.map_err(|e| format!("{}: {e}", args.a))?,
-                    b_path.map_err(|e| format!("{}: {e}", args.b))?,
-                );
-                // The top-level window the subtree lies in (its extents
-                // tell what is off screen), described without children.
-                if let Some(window_index) = indices.first() {
-                    let window = dump::object_at(&conn, &b_bus, &[*window_index])
-                        .await
-                        .map_err(|e| format!("{}: {e}", args.b))?;
-                    let only_it = WalkLimits {
-                        max_depth: 0,
-                        max_nodes: 1,
-                    };
-                    b_window = Some(dump::walk_from(&conn, &b_bus, &window, only_it).await);
-                }
-                futures::join!(
-                    dump::walk_from(&conn, &a_bus, &a_path, limits),
-                    dump::walk_from(&conn, &b_bus, &b_path, limits)
-                )
-            }
-            (DiffWalk::Calls, None) => {
-                futures::join!(
-                    dump::walk_application(&conn, &a_bus, limits),
-                    dump::walk_application(&conn, &b_bus, limits)
-                )
-            }
-            (DiffWalk::Cache, _) => {
-                futures::join!(
-                    dump::cache_tree(&conn, &a_bus, limits),
-                    dump::cache_tree(&conn, &b_bus, limits)
-                )
-            }
-        };
-        Ok::<_, Box<dyn Error>>((a, b, b_window))
-    })?;
+    let (a_side, b_side) = (Side::of(&args.a), Side::of(&args.b));
+    let (a, b, b_window) = match (&a_side, &b_side) {
+        (Side::Snapshot(a), Side::Snapshot(b)) => (
+            load_snapshot(a, under.as_deref())?,
+            load_snapshot(b, under.as_deref())?,
+            snapshot_window(b, under.as_deref())?,
+        ),
+        _ => async_io::block_on(async {
+            let address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
+                Some(address) => address,
+                None => newton_atspi_daemon::a11y_bus::find_address().await?,
+            };
+            let conn = newton_atspi_daemon::a11y_bus::connect(&address).await?;
+            wait_for_apps(&conn, &args.wait_for, Duration::from_secs(args.timeout)).await?;
+            let apps = dump::applications(&conn).await?;
+            let live = Live {
+                conn: &conn,
+                apps: &apps,
+                walk: args.walk,
+                under: under.as_deref(),
+                limits,
+            };
+            // Both walks at once: each waits on its own application's answers.
+            let (a, b) = futures::join!(live.tree(&a_side), live.tree(&b_side));
+            let b_window = live.window(&b_side).await?;
+            Ok::<_, Box<dyn Error>>((a?, b?, b_window))
+        })?,
+    };
     let root = args.under.as_deref().unwrap_or("/");
     let report = compare_in_window(
         root,
@@ -1041,6 +1018,171 @@ pub fn run(args: DiffArgs) -> Result<bool, Box<dyn Error>> {
     };
     crate::print_out(&output)?;
     Ok(!report.passed)
+}
+
+/// One operand of `diff`: a live application, or a snapshot file written by
+/// `dump --json` (any operand ending in `.json`).
+enum Side {
+    Live(String),
+    Snapshot(std::path::PathBuf),
+}
+
+impl Side {
+    fn of(operand: &str) -> Self {
+        match operand.ends_with(".json") {
+            true => Side::Snapshot(operand.into()),
+            false => Side::Live(operand.to_owned()),
+        }
+    }
+}
+
+/// The tree in a `dump --json APP` snapshot (an array holding one
+/// application), or its subtree at `under`.
+fn load_snapshot(path: &std::path::Path, under: Option<&[i32]>) -> Result<DumpNode, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("snapshot {shown}: {e}"))?;
+    let trees: Vec<DumpNode> = serde_json::from_str(&text)
+        .map_err(|e| format!("snapshot {shown}: not the output of `dump --json`: {e}"))?;
+    let tree = match <[DumpNode; 1]>::try_from(trees) {
+        Ok([tree]) => tree,
+        Err(trees) => {
+            return Err(format!(
+                "snapshot {shown} holds {} applications; save one with `dump --json APP`",
+                trees.len()
+            ))
+        }
+    };
+    let mut node = tree;
+    for (depth, &index) in under.unwrap_or_default().iter().enumerate() {
+        let count = node.children.len();
+        node = usize::try_from(index)
+            .ok()
+            .filter(|&i| i < count)
+            .map(|i| node.children.swap_remove(i))
+            .ok_or_else(|| {
+                format!(
+                    "snapshot {shown}: --under: the object at depth {depth} has {count} children, \
+                     no child {index}"
+                )
+            })?;
+    }
+    Ok(node)
+}
+
+/// The top-level window of a snapshot's `--under` subtree, without children
+/// (as [`Live::window`] describes a live one).
+fn snapshot_window(
+    path: &std::path::Path,
+    under: Option<&[i32]>,
+) -> Result<Option<DumpNode>, String> {
+    let Some(&window_index) = under.and_then(|u| u.first()) else {
+        return Ok(None);
+    };
+    let mut window = load_snapshot(path, Some(&[window_index]))?;
+    window.children.clear();
+    Ok(Some(window))
+}
+
+/// What walking a live side needs.
+struct Live<'a> {
+    conn: &'a zbus::Connection,
+    apps: &'a [(String, String)],
+    walk: DiffWalk,
+    under: Option<&'a [i32]>,
+    limits: WalkLimits,
+}
+
+impl Live<'_> {
+    /// The side's tree: walked when live, read when a snapshot.
+    async fn tree(&self, side: &Side) -> Result<DumpNode, String> {
+        let name = match side {
+            Side::Snapshot(path) => return load_snapshot(path, self.under),
+            Side::Live(name) => name,
+        };
+        let bus = one_app(self.apps, name)?;
+        Ok(match (self.walk, self.under) {
+            (DiffWalk::Calls, under) => {
+                let path = match under {
+                    Some(indices) => dump::object_at(self.conn, &bus, indices)
+                        .await
+                        .map_err(|e| format!("{name}: {e}"))?,
+                    None => dump::ROOT.to_owned(),
+                };
+                let progress = Progress::new(&format!("diff: {name}"));
+                let tree = dump::walk_from_reporting(self.conn, &bus, &path, self.limits, &|n| {
+                    progress.visited(n)
+                })
+                .await;
+                progress.finish();
+                tree
+            }
+            (DiffWalk::Cache, _) => dump::cache_tree(self.conn, &bus, self.limits).await,
+        })
+    }
+
+    /// The top-level window a `--under` subtree lies in, described without
+    /// children: its extents tell what is off screen. None without `--under`.
+    async fn window(&self, side: &Side) -> Result<Option<DumpNode>, String> {
+        let (Some(&window_index), DiffWalk::Calls) =
+            (self.under.and_then(|u| u.first()), self.walk)
+        else {
+            return Ok(None);
+        };
+        let name = match side {
+            Side::Snapshot(path) => return snapshot_window(path, self.under),
+            Side::Live(name) => name,
+        };
+        let bus = one_app(self.apps, name)?;
+        let window = dump::object_at(self.conn, &bus, &[window_index])
+            .await
+            .map_err(|e| format!("{name}: {e}"))?;
+        let only_it = WalkLimits {
+            max_depth: 0,
+            max_nodes: 1,
+        };
+        Ok(Some(
+            dump::walk_from(self.conn, &bus, &window, only_it).await,
+        ))
+    }
+}
+
+/// Waits until every application in `wanted` is on the desktop (as
+/// [`one_app`] selects it) with at least one child, polling the registry.
+async fn wait_for_apps(
+    conn: &zbus::Connection,
+    wanted: &[String],
+    timeout: Duration,
+) -> Result<(), String> {
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let deadline = Instant::now() + timeout;
+    loop {
+        let apps = dump::applications(conn).await.unwrap_or_default();
+        let mut missing = Vec::new();
+        for name in wanted {
+            let ready = match one_app(&apps, name) {
+                Ok(bus) => dump::object_at(conn, &bus, &[0]).await.is_ok(),
+                Err(_) => false,
+            };
+            if !ready {
+                missing.push(name.as_str());
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            let present: Vec<&str> = apps.iter().map(|(_, name)| name.as_str()).collect();
+            return Err(format!(
+                "--wait-for: {} not on the desktop with a window after {} s; applications there: {}",
+                missing.join(", "),
+                timeout.as_secs(),
+                if present.is_empty() { "none".to_owned() } else { present.join(", ") }
+            ));
+        }
+        async_io::Timer::after(Duration::from_millis(100)).await;
+    }
 }
 
 /// `/0/0/3` → `[0, 0, 3]`; `/` → `[]`.

@@ -2,7 +2,7 @@
 //! walker is newton-atspi-client's) and print their trees.
 
 use newton_atspi_client::dump::{
-    applications, select_apps, to_json, to_text, walk_application, WalkLimits,
+    applications, select_apps, to_json, to_text, walk_from_reporting, WalkLimits, ROOT,
 };
 use newton_atspi_daemon::a11y_bus;
 
@@ -22,8 +22,12 @@ pub fn run(args: DumpArgs) -> Result<(), Box<dyn std::error::Error>> {
             max_nodes: args.max_nodes,
         };
         let mut trees = Vec::new();
-        for (bus, _) in &apps {
-            trees.push(walk_application(&conn, bus, limits).await);
+        for (bus, name) in &apps {
+            let progress = crate::progress::Progress::new(&format!("dump: {name}"));
+            let tree =
+                walk_from_reporting(&conn, bus, ROOT, limits, &|n| progress.visited(n)).await;
+            progress.finish();
+            trees.push(tree);
         }
         let output = if args.json {
             to_json(&trees)?

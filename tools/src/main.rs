@@ -18,26 +18,37 @@ mod demo;
 mod demo_orca;
 mod diff;
 mod dump_command;
+mod exit_status;
 mod manpages;
+mod progress;
 mod record;
 mod replay;
+mod session_command;
 mod status;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{FromArgMatches, Parser};
 
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // The demo's output is the tree; keep routine log lines out of it.
-    let quiet_demo = matches!(cli.command, Some(Command::Demo(_))) && cli.log_level == "info";
+    let (cli, config) = match parse() {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
+    // The demo's output is the tree, a session's the command's: keep routine
+    // log lines out of them.
+    let quiet_demo = matches!(cli.command, Some(Command::Demo(_) | Command::Session(_)))
+        && cli.log_level == "info";
     newton_atspi_daemon::logging::init(if quiet_demo { "warn" } else { &cli.log_level });
-    let result = match cli
-        .command
-        .unwrap_or_else(|| Command::Serve(cli::serve_args_from_environment()))
-    {
+    for path in &config.files_read {
+        tracing::info!("configuration read from {}", path.display());
+    }
+    let Some(command) = cli.command else {
+        unreachable!("parse() makes a bare invocation `serve`")
+    };
+    let result = match command {
         Command::Serve(args) => newton_atspi_daemon::run(args),
         Command::Replay(args) => replay::replay(args),
         Command::Dump(args) => dump_command::run(args),
@@ -45,26 +56,72 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Diff(args) => return diff_exit_code(diff::run(args)),
         Command::Status(args) => status::run(args),
+        Command::Session(args) => {
+            return match session_command::run(args) {
+                Ok(code) => ExitCode::from(code),
+                Err(error) => {
+                    eprintln!("newton-atspi-bridge session: {error}");
+                    ExitCode::from(exit_status::FAILURE)
+                }
+            }
+        }
         Command::GenerateManpages(args) => manpages::write_manpages(&args.dir),
         Command::GenerateCompletions(args) => manpages::write_completions(&args.dir),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(exit_status::SUCCESS),
         Err(error) => {
             eprintln!("newton-atspi-bridge: {error}");
-            ExitCode::FAILURE
+            ExitCode::from(exit_status::FAILURE)
         }
     }
+}
+
+/// Parses the command line. `serve` (which a bare `newton-atspi-bridge`
+/// runs) is parsed again with the configuration files applied as defaults;
+/// `--print-config` is answered here. Usage errors exit through clap (2);
+/// an unusable configuration file returns [`exit_status::USAGE`].
+fn parse() -> Result<(Cli, newton_atspi_daemon::config::Config), ExitCode> {
+    let plain = Cli::parse();
+    if !matches!(plain.command, None | Some(Command::Serve(_))) {
+        return Ok((plain, newton_atspi_daemon::config::Config::default()));
+    }
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if plain.command.is_none() {
+        argv.push(newton_atspi_daemon::config::CONFIGURED_SUBCOMMAND.into());
+    }
+    let configured =
+        newton_atspi_daemon::config::Config::load(&newton_atspi_daemon::config::default_paths())
+            .and_then(|config| {
+                let command = config.apply(cli::command())?;
+                Ok((config, command))
+            });
+    let (config, command) = configured.map_err(|error| {
+        eprintln!("newton-atspi-bridge: {error}");
+        ExitCode::from(exit_status::USAGE)
+    })?;
+    let matches = command.clone().get_matches_from(argv);
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(Command::Serve(args)) = &cli.command {
+        if args.print_config {
+            let text = newton_atspi_daemon::config::describe(cli::command(), &matches, &config);
+            return Err(match print_out(&text) {
+                Ok(()) => ExitCode::from(exit_status::SUCCESS),
+                Err(_) => ExitCode::from(exit_status::FAILURE),
+            });
+        }
+    }
+    Ok((cli, config))
 }
 
 /// `diff` exit status: 0 identical, 1 different, 2 when it could not compare.
 fn diff_exit_code(result: Result<bool, Box<dyn std::error::Error>>) -> ExitCode {
     match result {
-        Ok(false) => ExitCode::SUCCESS,
-        Ok(true) => ExitCode::from(1),
+        Ok(false) => ExitCode::from(exit_status::SUCCESS),
+        Ok(true) => ExitCode::from(exit_status::DIFF_DIFFERENT),
         Err(error) => {
             eprintln!("newton-atspi-bridge diff: {error}");
-            ExitCode::from(2)
+            ExitCode::from(exit_status::DIFF_ERROR)
         }
     }
 }

@@ -1,0 +1,145 @@
+//! `session -- COMMAND`: runs a command inside private session and
+//! accessibility buses with the AT-SPI registry and `IsEnabled=true` (as
+//! after a screen reader was turned on, so producers that honour "no AT, no
+//! cost" push their trees), plus a bridge unless `--no-bridge`. For toolkit
+//! CI jobs: the command is typically a script that starts the application
+//! and runs `newton-atspi-bridge diff`.
+//!
+//! The buses come from newton-atspi-client's one launcher
+//! ([`PrivateSession`]), the same one `demo` uses and whose steps the
+//! end-to-end harness runs. Everything started here is stopped when the
+//! command ends; SIGTERM, SIGINT and SIGHUP are passed on to the command,
+//! so an interrupted CI job still tears the session down.
+
+use std::error::Error;
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use newton_atspi_client::private_session::{self, PrivateSession};
+
+use crate::cli::{ServeArgs, SessionArgs};
+
+/// How long the bridge may take to bind its socket.
+const BRIDGE_READY: Duration = Duration::from_secs(20);
+
+/// Runs the command; its exit status is the result (128 + N when it was
+/// killed by signal N, as a shell reports it).
+pub fn run(args: SessionArgs) -> Result<u8, Box<dyn Error>> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or("session: give the command to run after `--`")?;
+    let session = PrivateSession::start()?;
+    if !private_session::is_enabled(&session.session_address)? {
+        private_session::set_is_enabled(&session.session_address, true)?;
+    }
+    let socket = session.runtime_dir.join("newton-atspi").join("bridge.sock");
+    let bridge = match args.no_bridge {
+        true => None,
+        false => Some(Bridge::start(&socket, &session.a11y_address)?),
+    };
+    let mut command = Command::new(program);
+    command
+        .args(rest)
+        .env("DBUS_SESSION_BUS_ADDRESS", &session.session_address)
+        .env("AT_SPI_BUS_ADDRESS", &session.a11y_address)
+        .env("XDG_RUNTIME_DIR", &session.runtime_dir)
+        .env("NEWTON_ATSPI_SOCKET", &socket);
+    let status = spawn_and_wait(command, program.as_ref());
+    if let Some(bridge) = bridge {
+        bridge.stop()?;
+    }
+    drop(session);
+    Ok(exit_code(status?))
+}
+
+/// The bridge, in this process (as `demo` runs it).
+struct Bridge {
+    stop: async_channel::Sender<()>,
+    thread: std::thread::JoinHandle<Result<(), String>>,
+}
+
+impl Bridge {
+    fn start(socket: &Path, a11y_address: &str) -> Result<Self, Box<dyn Error>> {
+        let serve_args = ServeArgs {
+            socket: Some(socket.to_owned()),
+            a11y_bus: Some(a11y_address.to_owned()),
+            ..ServeArgs::default_limits()
+        };
+        let (stop, stop_rx) = async_channel::bounded::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("bridge".into())
+            .spawn(move || {
+                newton_atspi_daemon::daemon::run_until(serve_args, Some(stop_rx))
+                    .map_err(|e| e.to_string())
+            })?;
+        let bridge = Bridge { stop, thread };
+        let deadline = Instant::now() + BRIDGE_READY;
+        while !socket.exists() {
+            if bridge.thread.is_finished() || Instant::now() >= deadline {
+                let why = bridge.stop().err().map(|e| e.to_string());
+                return Err(format!(
+                    "session: the bridge did not start: {}",
+                    why.unwrap_or_else(|| format!(
+                        "no socket at {} after {BRIDGE_READY:?}",
+                        socket.display()
+                    ))
+                )
+                .into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(bridge)
+    }
+
+    fn stop(self) -> Result<(), Box<dyn Error>> {
+        self.stop.close();
+        let result = self
+            .thread
+            .join()
+            .map_err(|_| "session: the bridge thread panicked")?;
+        result.map_err(Into::into)
+    }
+}
+
+/// Starts the command and waits for it, passing SIGTERM, SIGINT and SIGHUP
+/// on to it meanwhile (this process then outlives it and cleans up).
+fn spawn_and_wait(mut command: Command, program: &Path) -> Result<ExitStatus, Box<dyn Error>> {
+    use async_signal::{Signal, Signals};
+    let mut signals = Signals::new([Signal::Term, Signal::Int, Signal::Hup])?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("session: cannot run {}: {e}", program.display()))?;
+    let pid = rustix::process::Pid::from_child(&child);
+    let forward = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            async_io::block_on(async {
+                while let Some(Ok(signal)) = signals.next().await {
+                    let signal = match signal {
+                        Signal::Int => rustix::process::Signal::INT,
+                        Signal::Hup => rustix::process::Signal::HUP,
+                        _ => rustix::process::Signal::TERM,
+                    };
+                    // The child may have exited meanwhile; then nothing to tell.
+                    let _ = rustix::process::kill_process(pid, signal);
+                }
+            })
+        })?;
+    let status = child.wait()?;
+    // The forwarding thread blocks on the next signal; it ends with the process.
+    drop(forward);
+    Ok(status)
+}
+
+/// The shell's convention: the exit code, else 128 + the signal number.
+fn exit_code(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code).unwrap_or(1),
+        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(255),
+        (None, None) => 1,
+    }
+}
