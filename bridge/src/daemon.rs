@@ -196,6 +196,7 @@ pub fn run_until(
     args: ServeArgs,
     stop: Option<async_channel::Receiver<()>>,
 ) -> Result<(), Box<dyn Error>> {
+    crate::memory::limit_arenas();
     let executor = Arc::new(Executor::new());
     // Extra threads run the same executor so that one application's heavy
     // work (a large commit, a big GetItems) never delays another's answers.
