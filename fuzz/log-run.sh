@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 name=${1:?usage: fuzz/log-run.sh NAME [fuzz-replay arguments...]}
 shift
-cargo build --release --bin fuzz-replay
+cargo build --locked --release --bin fuzz-replay
 log="logs/$name.log"
 mkdir -p logs
 {

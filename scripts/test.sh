@@ -87,7 +87,7 @@ else
   [[ -n "${CI:-}" && "${CI}" != "false" ]] && orca48_fresh=(--fresh)
   scripts/orca48-root.sh "${orca48_fresh[@]}" target/orca48-root
   orca48_root_s=$((SECONDS - orca48_start))
-  NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test -p newton-e2e --no-fail-fast \
+  NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
     --test orca_bridge --test bridge_orca --test live_app
   echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s, tests ran in $((SECONDS - orca48_start - orca48_root_s)) s" \
     | tee -a "$NEWTON_TEST_SUMMARY"
@@ -101,7 +101,7 @@ fi
 
 step "fuzz harness, stable runner: every input of fuzz/regressions/, then a bounded random run per target"
 # Its own workspace (fuzz/Cargo.toml), sharing target/. A panic or a hang (10 s per input) exits non-zero.
-(cd fuzz && cargo build --release --bin fuzz-replay)
+(cd fuzz && cargo build --locked --release --bin fuzz-replay)
 fuzz_seed=$(date +%s)
 # Iterations sized to a few seconds each: 18 s wall, 8 s CPU for all three (fuzz/README.md, "In CI").
 for run in decode_validate_apply:20000 protocol_session:10000 atspi_calls:1000; do

@@ -85,6 +85,7 @@
 //! [`Adapter::key_event`] for every key press and release before acting on
 //! it. See the README's "For toolkit developers".
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod identity;

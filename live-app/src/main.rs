@@ -16,6 +16,8 @@
 //! second for FRAMES frames once GO_FILE exists, then prints the adapter's
 //! counters (the adapter test stops the bridge meanwhile).
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::time::{Duration, Instant};
 
