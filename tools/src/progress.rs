@@ -31,24 +31,25 @@ impl Progress {
 
     /// Called by the walker after each object read.
     pub fn visited(&self, count: usize) {
-        self.visited.set(count);
-        let now = Instant::now();
-        if now.duration_since(self.started) < QUIET_FOR {
-            return;
+        if let Some(line) = self.visited_at(count, Instant::now()) {
+            eprintln!("{line}");
         }
-        if self
-            .last_line
-            .get()
-            .is_some_and(|last| now.duration_since(last) < EVERY)
-        {
-            return;
+    }
+
+    /// The progress line due after `count` objects at `now`, if one is.
+    fn visited_at(&self, count: usize, now: Instant) -> Option<String> {
+        self.visited.set(count);
+        let elapsed = now.duration_since(self.started);
+        let since_last = self.last_line.get().map(|last| now.duration_since(last));
+        if elapsed < QUIET_FOR || since_last.is_some_and(|since| since < EVERY) {
+            return None;
         }
         self.last_line.set(Some(now));
-        eprintln!(
+        Some(format!(
             "{}: {count} objects read in {} s…",
             self.label,
-            now.duration_since(self.started).as_secs()
-        );
+            elapsed.as_secs()
+        ))
     }
 
     /// The closing line, only when progress lines were printed.
@@ -61,5 +62,45 @@ impl Progress {
                 self.started.elapsed().as_secs_f64()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_for_short_walks_then_a_line_every_interval() {
+        let progress = Progress::new("diff: App");
+        let at = |secs: u64| progress.started + Duration::from_secs(secs);
+        assert_eq!(
+            progress.visited_at(10, at(1)),
+            None,
+            "a short walk is silent"
+        );
+        assert_eq!(
+            progress.visited_at(500, at(2)).as_deref(),
+            Some("diff: App: 500 objects read in 2 s…")
+        );
+        assert_eq!(
+            progress.visited_at(600, at(3)),
+            None,
+            "not before the interval"
+        );
+        assert_eq!(
+            progress.visited_at(900, at(4)).as_deref(),
+            Some("diff: App: 900 objects read in 4 s…")
+        );
+        assert_eq!(progress.visited.get(), 900);
+    }
+
+    #[test]
+    fn no_closing_line_after_a_silent_walk() {
+        let progress = Progress::new("dump");
+        assert_eq!(progress.visited_at(3, progress.started), None);
+        assert!(
+            progress.last_line.get().is_none(),
+            "finish() prints nothing"
+        );
     }
 }
