@@ -64,10 +64,13 @@ impl Orca {
         let prefs = session.dir().join("orca-prefs");
         std::fs::create_dir_all(&prefs)
             .map_err(HarnessError::io(format!("create {}", prefs.display())))?;
+        let hooks = write_line_buffering_hook(session.dir())?;
         let mut cmd = orca_command(session, "orca")?;
         cmd.arg(format!("--debug-file={}", debug_file.display()))
             .arg("-u")
-            .arg(&prefs);
+            .arg(&prefs)
+            .env("PYTHONPATH", &hooks)
+            .env(DEBUG_FILE_VAR, &debug_file);
         let pid = session.spawn("orca", cmd)?;
         let orca = Orca {
             pid,
@@ -292,6 +295,36 @@ mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount --rbind /tmp "$root/tmp"
 exec chroot "$root" "$@""#;
+
+/// Names Orca's debug file for [`LINE_BUFFERING_HOOK`].
+const DEBUG_FILE_VAR: &str = "NEWTON_ORCA_DEBUG_FILE";
+
+/// Orca opens its debug file with Python's default block buffering (8 KiB). When its shutdown
+/// hangs past its own 10 s hang timeout (`settings.timeoutTime`), Orca SIGKILLs itself and the
+/// unwritten tail of the log is lost — seen as a last Where Am I and "Screen reader off."
+/// missing from the speech of a passing run. This `sitecustomize` (found on `PYTHONPATH` before
+/// Debian's, which only installs an apport hook) opens that one file line-buffered, so every
+/// line Orca writes reaches the file at once. Orca's code and behaviour are unchanged.
+const LINE_BUFFERING_HOOK: &str = r#"import builtins, os
+_debug_file = os.environ.get("NEWTON_ORCA_DEBUG_FILE")
+_open = builtins.open
+def _line_buffered_debug_file(file, mode="r", buffering=-1, *args, **kwargs):
+    if _debug_file and file == _debug_file and "w" in mode:
+        buffering = 1
+    return _open(file, mode, buffering, *args, **kwargs)
+builtins.open = _line_buffered_debug_file
+"#;
+
+/// Writes [`LINE_BUFFERING_HOOK`] into the session directory; returns the directory to put on
+/// Orca's `PYTHONPATH` (under /tmp, so the Orca 48 root sees it at the same path).
+fn write_line_buffering_hook(session_dir: &Path) -> Result<PathBuf> {
+    let dir = session_dir.join("orca-python");
+    std::fs::create_dir_all(&dir).map_err(HarnessError::io(format!("create {}", dir.display())))?;
+    let file = dir.join("sitecustomize.py");
+    std::fs::write(&file, LINE_BUFFERING_HOOK)
+        .map_err(HarnessError::io(format!("write {}", file.display())))?;
+    Ok(dir)
+}
 
 /// A session command running `program` from the Orca root when `NEWTON_ORCA_ROOT` is set (with
 /// the session's environment and paths, which lie under /tmp), else from the host.
