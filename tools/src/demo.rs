@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use newton_producer::replay::{replay_into, ReplayOptions, Timing};
 use newton_push_protocol::{RecordedLine, SenderMessage};
 
-use crate::cli::{DemoArgs, ServeArgs};
+use crate::cli::DemoArgs;
 use crate::demo_orca::DemoOrca;
+use crate::in_process_bridge::InProcessBridge;
 use newton_atspi_client::dump::{self, WalkLimits};
 use newton_atspi_client::private_session::PrivateSession;
 
@@ -37,18 +38,7 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
     let socket_dir =
         std::env::temp_dir().join(format!("newton-demo-socket-{}", std::process::id()));
     let socket = socket_dir.join("bridge.sock");
-    let serve_args = ServeArgs {
-        socket: Some(socket.clone()),
-        a11y_bus: Some(a11y_address.clone()),
-        ..ServeArgs::default_limits()
-    };
-    let (stop, stop_rx) = async_channel::bounded::<()>(1);
-    let daemon = std::thread::Builder::new()
-        .name("bridge".into())
-        .spawn(move || {
-            newton_atspi_daemon::daemon::run_until(serve_args, Some(stop_rx))
-                .map_err(|e| e.to_string())
-        })?;
+    let bridge = InProcessBridge::start(&socket, &a11y_address)?;
     let result = replay_and_dump(&args, &socket, &a11y_address, orca.is_some());
     if let Some(orca) = orca {
         let said = orca.stop(&a11y_address);
@@ -61,11 +51,10 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
         }
         crate::print_out(&text)?;
     }
-    stop.close();
-    let daemon_result = daemon.join().map_err(|_| "the bridge thread panicked")?;
+    let stopped = bridge.stop();
     let _ = std::fs::remove_dir_all(&socket_dir);
     result?;
-    daemon_result.map_err(Into::into)
+    stopped
 }
 
 /// The desktop's bus, or a private one (kept alive by the returned guard).

@@ -19,6 +19,7 @@ mod demo_orca;
 mod diff;
 mod dump_command;
 mod exit_status;
+mod in_process_bridge;
 mod manpages;
 mod progress;
 mod record;

@@ -14,16 +14,14 @@
 use std::error::Error;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
-use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use newton_atspi_client::private_session::{self, PrivateSession};
 
-use crate::cli::{ServeArgs, SessionArgs};
+use crate::cli::SessionArgs;
+use crate::in_process_bridge::InProcessBridge;
 
 /// How long the bridge may take to bind its socket.
-const BRIDGE_READY: Duration = Duration::from_secs(20);
-
 /// Runs the command; its exit status is the result (128 + N when it was
 /// killed by signal N, as a shell reports it).
 pub fn run(args: SessionArgs) -> Result<u8, Box<dyn Error>> {
@@ -38,7 +36,7 @@ pub fn run(args: SessionArgs) -> Result<u8, Box<dyn Error>> {
     let socket = session.runtime_dir.join("newton-atspi").join("bridge.sock");
     let bridge = match args.no_bridge {
         true => None,
-        false => Some(Bridge::start(&socket, &session.a11y_address)?),
+        false => Some(InProcessBridge::start(&socket, &session.a11y_address)?),
     };
     let mut command = Command::new(program);
     command
@@ -53,55 +51,6 @@ pub fn run(args: SessionArgs) -> Result<u8, Box<dyn Error>> {
     }
     drop(session);
     Ok(exit_code(status?))
-}
-
-/// The bridge, in this process (as `demo` runs it).
-struct Bridge {
-    stop: async_channel::Sender<()>,
-    thread: std::thread::JoinHandle<Result<(), String>>,
-}
-
-impl Bridge {
-    fn start(socket: &Path, a11y_address: &str) -> Result<Self, Box<dyn Error>> {
-        let serve_args = ServeArgs {
-            socket: Some(socket.to_owned()),
-            a11y_bus: Some(a11y_address.to_owned()),
-            ..ServeArgs::default_limits()
-        };
-        let (stop, stop_rx) = async_channel::bounded::<()>(1);
-        let thread = std::thread::Builder::new()
-            .name("bridge".into())
-            .spawn(move || {
-                newton_atspi_daemon::daemon::run_until(serve_args, Some(stop_rx))
-                    .map_err(|e| e.to_string())
-            })?;
-        let bridge = Bridge { stop, thread };
-        let deadline = Instant::now() + BRIDGE_READY;
-        while !socket.exists() {
-            if bridge.thread.is_finished() || Instant::now() >= deadline {
-                let why = bridge.stop().err().map(|e| e.to_string());
-                return Err(format!(
-                    "session: the bridge did not start: {}",
-                    why.unwrap_or_else(|| format!(
-                        "no socket at {} after {BRIDGE_READY:?}",
-                        socket.display()
-                    ))
-                )
-                .into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(bridge)
-    }
-
-    fn stop(self) -> Result<(), Box<dyn Error>> {
-        self.stop.close();
-        let result = self
-            .thread
-            .join()
-            .map_err(|_| "session: the bridge thread panicked")?;
-        result.map_err(Into::into)
-    }
 }
 
 /// Starts the command and waits for it, passing SIGTERM, SIGINT and SIGHUP
