@@ -117,6 +117,10 @@ step "benchmark suite, smoke mode (tiny trees; fails only if a benchmark cannot 
 # Debug binaries from the build above; the full suite is scripts/bench.sh (docs/benchmarks.md).
 target/debug/newton-bench --smoke --out target/bench-smoke
 
+step "vendored offline build (make vendor, then the daemon's release build from vendor/ alone)"
+# Before packaging: the .deb below is packaged from this offline-built binary.
+scripts/check-vendored.sh
+
 step "packaging: make install into a scratch DESTDIR, then the .deb and lintian"
 scripts/check-packaging.sh
 
@@ -127,8 +131,5 @@ if ! command -v cargo-about >/dev/null 2>&1; then
   echo "cargo-about installed in $((SECONDS - about_start)) s"
 fi
 scripts/licenses.sh --check
-
-step "vendored offline build (make vendor, cargo check --offline against vendor/)"
-scripts/check-vendored.sh
 
 step "all checks passed in $((SECONDS - start)) s"
