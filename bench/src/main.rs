@@ -21,6 +21,7 @@ mod report;
 mod restart;
 mod rounds;
 mod stats;
+mod update_cost;
 mod updates;
 mod walks;
 mod world;
@@ -124,6 +125,10 @@ struct Args {
     fairness_only: bool,
     /// `--memory-rounds [ROUNDS APPS NODES]`: only the memory-return rounds.
     memory_rounds: Option<(usize, usize, usize)>,
+    /// `--update-cost`: only the app-side `update_if_active` cost, newton vs accesskit_unix.
+    update_cost: bool,
+    /// `--update-cost-app ITEMS CALLS`: the measuring child of `--update-cost` (internal).
+    update_cost_app: Option<(usize, usize)>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -134,6 +139,8 @@ fn parse_args() -> Result<Option<Args>> {
         restart_only: false,
         fairness_only: false,
         memory_rounds: None,
+        update_cost: false,
+        update_cost_app: None,
     };
     let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
@@ -141,6 +148,15 @@ fn parse_args() -> Result<Option<Args>> {
             "--smoke" => args.smoke = true,
             "--restart-only" => args.restart_only = true,
             "--fairness-only" => args.fairness_only = true,
+            "--update-cost" => args.update_cost = true,
+            "--update-cost-app" => {
+                let mut number = || {
+                    it.next()
+                        .and_then(|text| text.parse().ok())
+                        .ok_or_else(|| fail("--update-cost-app needs ITEMS and CALLS"))
+                };
+                args.update_cost_app = Some((number()?, number()?));
+            }
             "--memory-rounds" => {
                 // Up to three numbers follow; the next flag ends them.
                 let mut numbers = [10usize, 100, 5000];
@@ -183,6 +199,8 @@ fn parse_args() -> Result<Option<Args>> {
                      --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
                      --out    where results go (default target/bench/)\n\
                      --fairness-only  only a quiet application's query latency beside one flooding the bridge with commits (ratios)\n\
+                     --update-cost  only the app-side cost of update_if_active for a one-node change,\n\
+                     \x20        newton_accesskit against accesskit_unix in one process (prints its table)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
@@ -204,6 +222,11 @@ fn main() -> ExitCode {
         }) => profile::run(&dir),
         Some(args) if args.restart_only => run_restart_only(&args),
         Some(args) if args.fairness_only => run_fairness_only(&args),
+        Some(Args {
+            update_cost_app: Some((items, calls)),
+            ..
+        }) => update_cost::run_app(items, calls),
+        Some(args) if args.update_cost => run_update_cost(&args),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -313,6 +336,24 @@ fn run_fairness_only(args: &Args) -> Result<()> {
     std::fs::write(&path, json)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     println!("{}", fairness::markdown(&result));
+    Ok(())
+}
+
+/// `--update-cost`: the app-side `update_if_active` cost alone, its table on stdout and
+/// `update-cost.json` in the output directory.
+fn run_update_cost(args: &Args) -> Result<()> {
+    let (items, calls) = if args.smoke { (98, 200) } else { (998, 2_000) };
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let cost = update_cost::measure(files, items, calls)?;
+    let json = serde_json::to_string_pretty(&cost)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("update-cost.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", update_cost::markdown(&cost));
+    println!("results: {}", path.display());
     Ok(())
 }
 
