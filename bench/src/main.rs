@@ -11,6 +11,7 @@ mod dbus;
 mod fairness;
 mod fixtures;
 mod idle;
+mod keys;
 mod memory;
 mod orca;
 mod procfs;
@@ -127,6 +128,8 @@ struct Args {
     memory_rounds: Option<(usize, usize, usize)>,
     /// `--update-cost`: only the app-side `update_if_active` cost, newton vs accesskit_unix.
     update_cost: bool,
+    /// `--key-latency`: only key press → keystroke listener, bridge vs atk-bridge.
+    key_latency: bool,
     /// `--update-cost-app ITEMS CALLS`: the measuring child of `--update-cost` (internal).
     update_cost_app: Option<(usize, usize)>,
 }
@@ -140,6 +143,7 @@ fn parse_args() -> Result<Option<Args>> {
         fairness_only: false,
         memory_rounds: None,
         update_cost: false,
+        key_latency: false,
         update_cost_app: None,
     };
     let mut it = std::env::args().skip(1).peekable();
@@ -149,6 +153,7 @@ fn parse_args() -> Result<Option<Args>> {
             "--restart-only" => args.restart_only = true,
             "--fairness-only" => args.fairness_only = true,
             "--update-cost" => args.update_cost = true,
+            "--key-latency" => args.key_latency = true,
             "--update-cost-app" => {
                 let mut number = || {
                     it.next()
@@ -201,6 +206,8 @@ fn parse_args() -> Result<Option<Args>> {
                      --fairness-only  only a quiet application's query latency beside one flooding the bridge with commits (ratios)\n\
                      --update-cost  only the app-side cost of update_if_active for a one-node change,\n\
                      \x20        newton_accesskit against accesskit_unix in one process (prints its table)\n\
+                     --key-latency  only key press → the registry's keystroke listener, newton-live-app\n\
+                     \x20        through the bridge against a GTK 3 app through atk-bridge (needs Xvfb, xdotool)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
@@ -227,6 +234,7 @@ fn main() -> ExitCode {
             ..
         }) => update_cost::run_app(items, calls),
         Some(args) if args.update_cost => run_update_cost(&args),
+        Some(args) if args.key_latency => run_key_latency(&args),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -353,6 +361,24 @@ fn run_update_cost(args: &Args) -> Result<()> {
     std::fs::write(&path, json)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     println!("{}", update_cost::markdown(&cost));
+    println!("results: {}", path.display());
+    Ok(())
+}
+
+/// `--key-latency`: key press → keystroke listener alone, its table on stdout and
+/// `key-latency.json` in the output directory.
+fn run_key_latency(args: &Args) -> Result<()> {
+    let (blocks, per_block) = if args.smoke { (2, 10) } else { (10, 50) };
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let latency = keys::measure(files, blocks, per_block)?;
+    let json = serde_json::to_string_pretty(&latency)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("key-latency.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", keys::markdown(&latency));
     println!("results: {}", path.display());
     Ok(())
 }
