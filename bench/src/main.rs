@@ -132,6 +132,8 @@ struct Args {
     key_latency: bool,
     /// `--update-cost-app ITEMS CALLS`: the measuring child of `--update-cost` (internal).
     update_cost_app: Option<(usize, usize)>,
+    /// `--adapter-app ITEMS`: the restart benchmark's live-adapter application (internal).
+    adapter_app: Option<usize>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -145,6 +147,7 @@ fn parse_args() -> Result<Option<Args>> {
         update_cost: false,
         key_latency: false,
         update_cost_app: None,
+        adapter_app: None,
     };
     let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
@@ -154,6 +157,13 @@ fn parse_args() -> Result<Option<Args>> {
             "--fairness-only" => args.fairness_only = true,
             "--update-cost" => args.update_cost = true,
             "--key-latency" => args.key_latency = true,
+            "--adapter-app" => {
+                let items = it
+                    .next()
+                    .and_then(|text| text.parse().ok())
+                    .ok_or_else(|| fail("--adapter-app needs ITEMS"))?;
+                args.adapter_app = Some(items);
+            }
             "--update-cost-app" => {
                 let mut number = || {
                     it.next()
@@ -233,6 +243,10 @@ fn main() -> ExitCode {
             update_cost_app: Some((items, calls)),
             ..
         }) => update_cost::run_app(items, calls),
+        Some(Args {
+            adapter_app: Some(items),
+            ..
+        }) => update_cost::run_adapter_app(items),
         Some(args) if args.update_cost => run_update_cost(&args),
         Some(args) if args.key_latency => run_key_latency(&args),
         Some(args) => run(args),

@@ -262,3 +262,30 @@ pub fn run_app(items: usize, calls: usize) -> Result<()> {
     println!("{json}");
     Ok(())
 }
+
+/// Child (`--adapter-app ITEMS`): one window of the live adapter over a list of `items`, named
+/// [`crate::restart::ADAPTER_APP_NAME`], until it is stopped (the restart benchmark's
+/// application).
+pub fn run_adapter_app(items: usize) -> Result<()> {
+    newton_accesskit::set_app_identity(newton_accesskit::AppIdentity {
+        app_id: Some("org.newton.bench.adapter".into()),
+        name: Some(crate::restart::ADAPTER_APP_NAME.into()),
+        toolkit_name: Some("newton-bench".into()),
+        toolkit_version: None,
+    })
+    .map_err(|_| fail("the adapter's identity was fixed before --adapter-app set it"))?;
+    let mut adapter = newton_accesskit::Adapter::new(
+        Activation {
+            items,
+            asked: Arc::new(AtomicBool::new(false)),
+        },
+        NoActions,
+        NoDeactivation,
+    );
+    adapter.update_window_focus_state(true);
+    println!("ready");
+    // The adapter's thread does the work (reconnects, full trees on activation).
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
