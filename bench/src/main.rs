@@ -11,6 +11,7 @@ mod dbus;
 mod fairness;
 mod fixtures;
 mod idle;
+mod keys;
 mod memory;
 mod orca;
 mod procfs;
@@ -21,6 +22,7 @@ mod report;
 mod restart;
 mod rounds;
 mod stats;
+mod update_cost;
 mod updates;
 mod walks;
 mod world;
@@ -124,6 +126,14 @@ struct Args {
     fairness_only: bool,
     /// `--memory-rounds [ROUNDS APPS NODES]`: only the memory-return rounds.
     memory_rounds: Option<(usize, usize, usize)>,
+    /// `--update-cost`: only the app-side `update_if_active` cost, newton vs accesskit_unix.
+    update_cost: bool,
+    /// `--key-latency`: only key press → keystroke listener, bridge vs atk-bridge.
+    key_latency: bool,
+    /// `--update-cost-app ITEMS CALLS`: the measuring child of `--update-cost` (internal).
+    update_cost_app: Option<(usize, usize)>,
+    /// `--adapter-app ITEMS`: the restart benchmark's live-adapter application (internal).
+    adapter_app: Option<usize>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -134,6 +144,10 @@ fn parse_args() -> Result<Option<Args>> {
         restart_only: false,
         fairness_only: false,
         memory_rounds: None,
+        update_cost: false,
+        key_latency: false,
+        update_cost_app: None,
+        adapter_app: None,
     };
     let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
@@ -141,6 +155,23 @@ fn parse_args() -> Result<Option<Args>> {
             "--smoke" => args.smoke = true,
             "--restart-only" => args.restart_only = true,
             "--fairness-only" => args.fairness_only = true,
+            "--update-cost" => args.update_cost = true,
+            "--key-latency" => args.key_latency = true,
+            "--adapter-app" => {
+                let items = it
+                    .next()
+                    .and_then(|text| text.parse().ok())
+                    .ok_or_else(|| fail("--adapter-app needs ITEMS"))?;
+                args.adapter_app = Some(items);
+            }
+            "--update-cost-app" => {
+                let mut number = || {
+                    it.next()
+                        .and_then(|text| text.parse().ok())
+                        .ok_or_else(|| fail("--update-cost-app needs ITEMS and CALLS"))
+                };
+                args.update_cost_app = Some((number()?, number()?));
+            }
             "--memory-rounds" => {
                 // Up to three numbers follow; the next flag ends them.
                 let mut numbers = [10usize, 100, 5000];
@@ -183,6 +214,10 @@ fn parse_args() -> Result<Option<Args>> {
                      --smoke  tiny trees and iteration counts (< 2 minutes), fails only if a benchmark cannot run\n\
                      --out    where results go (default target/bench/)\n\
                      --fairness-only  only a quiet application's query latency beside one flooding the bridge with commits (ratios)\n\
+                     --update-cost  only the app-side cost of update_if_active for a one-node change,\n\
+                     \x20        newton_accesskit against accesskit_unix in one process (prints its table)\n\
+                     --key-latency  only key press → the registry's keystroke listener, newton-live-app\n\
+                     \x20        through the bridge against a GTK 3 app through atk-bridge (needs Xvfb, xdotool)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
@@ -204,6 +239,16 @@ fn main() -> ExitCode {
         }) => profile::run(&dir),
         Some(args) if args.restart_only => run_restart_only(&args),
         Some(args) if args.fairness_only => run_fairness_only(&args),
+        Some(Args {
+            update_cost_app: Some((items, calls)),
+            ..
+        }) => update_cost::run_app(items, calls),
+        Some(Args {
+            adapter_app: Some(items),
+            ..
+        }) => update_cost::run_adapter_app(items),
+        Some(args) if args.update_cost => run_update_cost(&args),
+        Some(args) if args.key_latency => run_key_latency(&args),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -313,6 +358,42 @@ fn run_fairness_only(args: &Args) -> Result<()> {
     std::fs::write(&path, json)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     println!("{}", fairness::markdown(&result));
+    Ok(())
+}
+
+/// `--update-cost`: the app-side `update_if_active` cost alone, its table on stdout and
+/// `update-cost.json` in the output directory.
+fn run_update_cost(args: &Args) -> Result<()> {
+    let (items, calls) = if args.smoke { (98, 200) } else { (998, 2_000) };
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let cost = update_cost::measure(files, items, calls)?;
+    let json = serde_json::to_string_pretty(&cost)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("update-cost.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", update_cost::markdown(&cost));
+    println!("results: {}", path.display());
+    Ok(())
+}
+
+/// `--key-latency`: key press → keystroke listener alone, its table on stdout and
+/// `key-latency.json` in the output directory.
+fn run_key_latency(args: &Args) -> Result<()> {
+    let (blocks, per_block) = if args.smoke { (2, 10) } else { (10, 50) };
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let latency = keys::measure(files, blocks, per_block)?;
+    let json = serde_json::to_string_pretty(&latency)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("key-latency.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", keys::markdown(&latency));
+    println!("results: {}", path.display());
     Ok(())
 }
 

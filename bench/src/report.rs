@@ -432,7 +432,7 @@ fn restart_table(r: &Results, s: &mut String) {
     let _ = writeln!(
         s,
         "### Bridge restart → application back on the desktop ({} restarts per setup, SIGTERM then a \
-         new bridge; ReconnectingSender with {} nodes)\n\n\
+         new bridge; {} nodes)\n\n\
          | Setup | back: median | back: p99 | bridge up / sender reconnected: median |\n|---|---|---|---|",
         first.rounds, first.nodes
     );
@@ -443,7 +443,8 @@ fn restart_table(r: &Results, s: &mut String) {
             row.setup,
             ms(row.back.median_us),
             ms(row.back.p99_us),
-            ms(row.bridge_up.median_us)
+            row.bridge_up
+                .map_or_else(|| "n/a".into(), |up| ms(up.median_us))
         );
     }
     s.push('\n');

@@ -8,6 +8,11 @@
 //! * **held**: the socket is held across the restart and passed to the bridge (`LISTEN_FDS`), as
 //!   systemd's socket unit does; the sender's connect is queued and served once the bridge runs.
 //!
+//! * **adapter, held**: as held, but the application is a separate process using the live
+//!   adapter (`newton_accesskit::Adapter`, `newton-bench --adapter-app`): on EOF it reconnects on
+//!   its own backoff, the bridge marks its window wanted again and the adapter's activation
+//!   handler gives the full tree, as in a real toolkit.
+//!
 //! Each round is timed from the new bridge's spawn to the application's root on the desktop
 //! with its whole list (the window's child count as pushed), and to the bridge's socket accepting
 //! (bound) or its first welcome (held) for the bridge's own start-up share.
@@ -37,8 +42,9 @@ pub struct RestartRow {
     pub nodes: usize,
     /// New bridge spawned → application back with its full tree.
     pub back: Summary,
-    /// New bridge spawned → its socket accepts (bound) or the sender reconnected (held).
-    pub bridge_up: Summary,
+    /// New bridge spawned → its socket accepts (bound) or the sender reconnected (held); not
+    /// observable from outside the adapter's process (adapter).
+    pub bridge_up: Option<Summary>,
 }
 
 /// Both setups, `rounds` restarts each, with a list of `items` items.
@@ -47,6 +53,7 @@ pub fn measure(items: usize, rounds: usize) -> Result<Vec<RestartRow>> {
     Ok(vec![
         run(&stream, rounds, Setup::Bound)?,
         run(&stream, rounds, Setup::Held)?,
+        run(&stream, rounds, Setup::AdapterHeld)?,
     ])
 }
 
@@ -54,6 +61,14 @@ pub fn measure(items: usize, rounds: usize) -> Result<Vec<RestartRow>> {
 enum Setup {
     Bound,
     Held,
+    AdapterHeld,
+}
+
+/// The reconnecting application of a setup.
+enum App {
+    Sender(ReconnectingSender),
+    /// `newton-bench --adapter-app` in the session.
+    Adapter(u32),
 }
 
 struct Rig {
@@ -78,7 +93,7 @@ fn run(stream: &Stream, rounds: usize, setup: Setup) -> Result<RestartRow> {
     let socket = session.dir().join("bridge.sock");
     let held = match setup {
         Setup::Bound => None,
-        Setup::Held => Some(
+        Setup::Held | Setup::AdapterHeld => Some(
             UnixListener::bind(&socket)
                 .map_err(|e| fail(format!("cannot bind {}: {e}", socket.display())))?,
         ),
@@ -92,31 +107,46 @@ fn run(stream: &Stream, rounds: usize, setup: Setup) -> Result<RestartRow> {
     };
     let mut bridge = rig.start_bridge()?;
     rig.wait_bridge_up(bridge)?;
-    let sender = attach(&rig.socket, stream)?;
+    let app = match setup {
+        Setup::AdapterHeld => App::Adapter(rig.spawn_adapter_app(stream)?),
+        Setup::Bound | Setup::Held => App::Sender(attach(&rig.socket, stream)?),
+    };
+    let name = match &app {
+        App::Sender(_) => stream.name.clone(),
+        App::Adapter(_) => ADAPTER_APP_NAME.to_string(),
+    };
     poll("the application on the desktop", || {
-        Ok(rig.list_size(&stream.name).is_some())
+        Ok(rig.list_size(&name) == Some((stream.nodes - 2) as i32))
     })?;
     // The list's child count as the first bridge serves it, the whole tree attached.
     let expected_children = rig
-        .list_size(&stream.name)
+        .list_size(&name)
         .ok_or_else(|| fail("the application left the desktop"))?;
     let (mut back, mut up) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         rig.session.stop(bridge, Duration::from_secs(20));
-        rig.wait_gone(&stream.name)?;
+        rig.wait_gone(&name)?;
         let spawned = Instant::now();
         bridge = rig.start_bridge()?;
-        match setup {
-            Setup::Bound => rig.wait_bridge_up(bridge)?,
-            Setup::Held => wait_for("the sender to reconnect", READY_TIMEOUT, || {
+        match (&app, setup) {
+            (_, Setup::Bound) => rig.wait_bridge_up(bridge)?,
+            (App::Sender(sender), _) => wait_for("the sender to reconnect", READY_TIMEOUT, || {
                 Ok(sender.is_connected())
             })?,
+            (App::Adapter(_), _) => {}
         }
-        up.push(spawned.elapsed());
-        rig.wait_back(&stream.name, expected_children)?;
+        if matches!(app, App::Sender(_)) {
+            up.push(spawned.elapsed());
+        }
+        rig.wait_back(&name, expected_children)?;
         back.push(spawned.elapsed());
     }
-    drop(sender);
+    match app {
+        App::Sender(sender) => drop(sender),
+        App::Adapter(pid) => {
+            rig.session.stop(pid, Duration::from_secs(5));
+        }
+    }
     rig.session.stop(bridge, Duration::from_secs(20));
     drop(rig.held.take());
     let _ = rig.session.shutdown();
@@ -124,11 +154,12 @@ fn run(stream: &Stream, rounds: usize, setup: Setup) -> Result<RestartRow> {
         setup: match setup {
             Setup::Bound => "bridge binds the socket (no socket unit)",
             Setup::Held => "socket held across the restart (socket unit, LISTEN_FDS)",
+            Setup::AdapterHeld => "live adapter process (newton_accesskit), socket held",
         },
         rounds,
         nodes: stream.nodes,
         back: Summary::of(&back),
-        bridge_up: Summary::of(&up),
+        bridge_up: (!up.is_empty()).then(|| Summary::of(&up)),
     })
 }
 
@@ -155,7 +186,23 @@ fn attach(socket: &Path, stream: &Stream) -> Result<ReconnectingSender> {
     Ok(sender)
 }
 
+/// The application name `--adapter-app` gives its window's tree root.
+pub const ADAPTER_APP_NAME: &str = "bench adapter app";
+
 impl Rig {
+    /// `newton-bench --adapter-app ITEMS`: one window of the live adapter over the list.
+    fn spawn_adapter_app(&mut self, stream: &Stream) -> Result<u32> {
+        let exe = std::env::current_exe()
+            .map_err(|e| fail(format!("cannot find this executable: {e}")))?;
+        let mut cmd = self.session.command(exe);
+        cmd.env(newton_push_protocol::SOCKET_ENV_VAR, &self.socket)
+            .arg("--adapter-app")
+            .arg((stream.nodes - 2).to_string());
+        self.session
+            .spawn("adapter-app", cmd)
+            .map_err(|e| fail(format!("cannot start the adapter app: {e}")))
+    }
+
     fn start_bridge(&mut self) -> Result<u32> {
         self.generation += 1;
         let name = format!("bridge-{}", self.generation);

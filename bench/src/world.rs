@@ -263,7 +263,7 @@ pub fn legacy_binary() -> Option<PathBuf> {
     })
 }
 
-fn beside_self(program: &str) -> Option<PathBuf> {
+pub fn beside_self(program: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     Some(exe.parent()?.join(program)).filter(|p| p.is_file())
 }
