@@ -52,8 +52,9 @@
 //!   bridge says per surface whether updates are wanted. When they become
 //!   wanted, the [`ActivationHandler`] is asked for the full tree (from the
 //!   adapter's thread); if it returns `None`, the next
-//!   [`Adapter::update_if_active`] factory must return a full tree. Until
-//!   then, and after the bridge says updates are unwanted (the
+//!   [`Adapter::update_if_active`] factory must return a full tree (the UI
+//!   thread may push it even before the handler has returned). Until then,
+//!   and after the bridge says updates are unwanted (the
 //!   [`DeactivationHandler`] is then called), `update_if_active` does not
 //!   call its factory.
 //! * **Actions** from ATs reach the [`ActionHandler`] on the adapter's

@@ -206,7 +206,13 @@ impl Process {
             let Some(window) = shared.windows.get_mut(&surface) else {
                 return;
             };
-            if !matches!(window.activity, Activity::Active | Activity::Pending) {
+            // While the activation handler is being asked, the toolkit may
+            // already answer it from its UI thread (accesskit_winit's handler
+            // posts an event and returns `None`): that update is built too.
+            if !matches!(
+                window.activity,
+                Activity::Active | Activity::Pending | Activity::Requesting
+            ) {
                 window.stats.updates_skipped += 1;
                 return;
             }
@@ -219,16 +225,23 @@ impl Process {
             return;
         };
         window.stats.updates_built += 1;
-        if window.epoch != epoch {
-            // Deactivated or resynced meanwhile: a full tree will be asked for.
+        let awaits_full_tree = matches!(window.activity, Activity::Pending | Activity::Requesting);
+        if window.epoch != epoch && !(awaits_full_tree && update.tree.is_some()) {
+            // Deactivated or resynced meanwhile: a full tree will be asked
+            // for. (A full tree is never stale for a window awaiting one,
+            // e.g. when the handler returned `None` while it was built.)
             return;
         }
         match window.activity {
             // The toolkit has not yet acted on the request for a full tree
             // (e.g. an update raced the activation event): a partial update
             // cannot start a tree, and the full tree will carry its change.
-            Activity::Pending if update.tree.is_none() => {}
-            Activity::Pending => {
+            Activity::Pending | Activity::Requesting if update.tree.is_none() => {}
+            // A full tree while the handler is still being asked is the
+            // toolkit's answer arriving first: it starts the tree, and the
+            // handler's return (epoch moved on) is ignored. Waiting for the
+            // handler to return `None` first would drop this tree for good.
+            Activity::Pending | Activity::Requesting => {
                 window.queue = vec![update];
                 window.set_activity(Activity::Active);
             }

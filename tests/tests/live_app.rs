@@ -62,6 +62,16 @@ fn wait_for_app_line(session: &TestSession, line: &str) {
     .unwrap_or_else(|e| panic!("{e}; the app printed:\n{}", app_output(session)));
 }
 
+/// Waits until the app printed `line` at least `count` times.
+fn wait_for_app_lines(session: &TestSession, line: &str, count: usize) {
+    wait_until(
+        &format!("the app to print {line:?} {count} time(s)"),
+        STEP_TIMEOUT,
+        || Ok(app_output(session).lines().filter(|l| *l == line).count() >= count),
+    )
+    .unwrap_or_else(|e| panic!("{e}; the app printed:\n{}", app_output(session)));
+}
+
 fn position(utterances: &[String], from: usize, text: &str) -> Option<usize> {
     utterances
         .iter()
@@ -97,6 +107,19 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
     wait_for_app_line(&session, "focus Enable feature");
     key(&mut session, "space");
     wait_for_app_line(&session, "toggled true");
+    // Enter presses the focused widget too: the check box toggles off and on again, each
+    // state in the app's next tree (Orca speaks it).
+    key(&mut session, "Return");
+    wait_for_app_lines(&session, "toggled false", 1);
+    key(&mut session, "Return");
+    wait_for_app_lines(&session, "toggled true", 2);
+    // Shift+Tab moves focus back; Enter on a push button activates it.
+    key(&mut session, "shift+Tab");
+    wait_for_app_lines(&session, "focus Cancel", 2);
+    key(&mut session, "Return");
+    wait_for_app_line(&session, "activated Cancel");
+    key(&mut session, "Tab");
+    wait_for_app_lines(&session, "focus Enable feature", 2);
     key(&mut session, "Tab");
     wait_for_app_line(&session, "focus Name");
     key(&mut session, "a");
@@ -132,7 +155,19 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
         .unwrap_or_else(|| panic!("Tab to the check box not spoken: {u:?}"));
     let toggled =
         position(u, check + 1, "checked").unwrap_or_else(|| panic!("toggling not spoken: {u:?}"));
-    let name = position(u, toggled, "Name")
+    let unchecked = position(u, toggled + 1, "not checked")
+        .unwrap_or_else(|| panic!("Enter toggling the check box off not spoken: {u:?}"));
+    let rechecked = u
+        .iter()
+        .skip(unchecked + 1)
+        .position(|x| x.contains("checked") && !x.contains("not checked"))
+        .map(|at| at + unchecked + 1)
+        .unwrap_or_else(|| panic!("Enter toggling the check box on not spoken: {u:?}"));
+    let back = position(u, rechecked, &format!("Cancel {button}"))
+        .unwrap_or_else(|| panic!("Shift+Tab back to Cancel not spoken: {u:?}"));
+    let check_again = position(u, back, "Enable feature check box")
+        .unwrap_or_else(|| panic!("Tab to the check box again not spoken: {u:?}"));
+    let name = position(u, check_again, "Name")
         .unwrap_or_else(|| panic!("Tab to the text field not spoken: {u:?}"));
     let a = u[name..]
         .iter()
@@ -177,7 +212,13 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
     // The AT side drives the app: actions reach its handler, its next tree shows the effect.
     let (status, stdout) = driven;
     assert!(status.success(), "live_app_drive.py failed: {stdout}");
+    // Enter on Cancel reached the app (it is not a key Orca consumes).
+    assert!(
+        !out.lines().any(|l| l == "consumed keysym 0xff0d"),
+        "Orca consumed Enter:\n{out}"
+    );
     for line in [
+        "activated Cancel",
         "action Click on 1",
         "activated OK",
         "action Click on 3",

@@ -1,20 +1,21 @@
-//! A bridge restart as a screen-reader user lives it: a reconnecting producer (this test, through
+//! A bridge restart as a screen-reader user lives it: the live adapter application
+//! (`newton-live-app`, a real winit window under Xvfb), a reconnecting producer (this test, through
 //! `newton_producer::ReconnectingSender`) and a reconnecting replay (`replay --reconnect --stay`)
-//! are on the desktop while a real Orca 43.1 runs; the bridge is SIGKILLed and started again. Both
-//! applications must come back by themselves with the very same trees as pyatspi saw before, once
-//! each (no duplicate on the desktop, no dead application in `status`), and Orca must speak the
-//! producer's next focus move.
+//! are on the desktop while a real Orca 43.1 runs; the bridge is SIGKILLed and started again. All
+//! three applications must come back by themselves with the very same trees as pyatspi saw before,
+//! once each (no duplicate on the desktop, no dead application in `status`), and Orca must speak
+//! the next focus move in the live app (a real Tab through `xdotool`) and in the producer.
 //!
 //! Orca tests take a machine-wide lock and run one at a time; NEWTON_E2E_SKIP_ORCA=1 skips this
-//! one (loudly). Needs the bridge binary: `cargo build -p newton-atspi-bridge` first.
+//! one (loudly). Needs the binaries: `cargo build -p newton-atspi-bridge -p newton-live-app` first.
 
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use accesskit::{Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
 use newton_e2e::{
-    bridge_binary, fixture, orca_tests_skipped, py_script, python, wait_until, Orca,
+    bridge_binary, find_window, fixture, orca_tests_skipped, py_script, python, wait_until, Orca,
     SessionOptions, TestSession,
 };
 use newton_producer::{ConnectionEvent, ReconnectOptions, ReconnectingSender};
@@ -30,9 +31,10 @@ const ALPHA: u64 = 2;
 const GAMMA: u64 = 4;
 const BASIC: &str = "generated-small/basic.jsonl";
 const BASIC_NAME: &str = "Newton basic demo";
+const LIVE_NAME: &str = "Newton Live";
 
 #[test]
-fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus_move() {
+fn a_restarted_bridge_gets_every_application_back_and_orca_speaks_the_next_focus_move() {
     if orca_tests_skipped() {
         eprintln!("\n!!!!! NEWTON_E2E_SKIP_ORCA=1: SKIPPING ORCA TEST — reconnect is NOT being verified with Orca !!!!!\n");
         return;
@@ -50,14 +52,45 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
     assert!(producer.wait_connected(WAIT), "the producer connects");
     show_window(&producer);
     let replay = start_reconnecting_replay(&mut session, &socket);
+    let mut live = session.command(live_app_binary());
+    live.env("NEWTON_ATSPI_SOCKET", &socket);
+    let live = session
+        .spawn("live-app", live)
+        .expect("start newton-live-app");
     session
         .wait_for_app(BASIC_NAME, replay)
         .expect("the replay is on the desktop");
     session
         .wait_for_app(APP_NAME, first)
         .expect("the producer is on the desktop");
+    session
+        .wait_for_app(LIVE_NAME, live)
+        .expect("the live app is on the desktop");
+    let live_window = find_window(&mut session, LIVE_NAME).expect("find the Newton Live window");
+    // X input focus on the live window (no window manager here): the adapter reports the
+    // window focused, so its frame is the active one before and after the restart.
+    newton_e2e::xdotool(
+        &mut session,
+        "focus",
+        &["windowfocus", "--sync", &live_window],
+    )
+    .expect("xdotool windowfocus");
+    wait_until("the live window to get focus", WAIT, || {
+        Ok(live_output(&session)
+            .lines()
+            .any(|l| l == "window focused true"))
+    })
+    .unwrap_or_else(|e| panic!("{e}; the app printed:\n{}", live_output(&session)));
     let producer_before = dump(&mut session, APP_NAME);
     let replay_before = dump(&mut session, BASIC_NAME);
+    // The focus fact travels app → bridge after the app printed it: wait for the frame to be
+    // active on the desktop, so the snapshot holds the settled state.
+    let mut live_before = Value::Null;
+    wait_until("the live app's frame to be active", WAIT, || {
+        live_before = dump(&mut session, LIVE_NAME);
+        Ok(live_before.to_string().contains("\"active\""))
+    })
+    .unwrap_or_else(|e| panic!("{e}; pyatspi saw {live_before}"));
 
     let orca = Orca::start(&mut session).expect("start Orca");
     orca.wait_idle(&mut session).expect("Orca settles");
@@ -65,15 +98,19 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
     kill(first);
     session.stop(first, Duration::from_secs(5));
     wait_until("the killed bridge's applications to leave", WAIT, || {
-        Ok(session.apps_named(APP_NAME)? == 0 && session.apps_named(BASIC_NAME)? == 0)
+        Ok(session.apps_named(APP_NAME)? == 0
+            && session.apps_named(BASIC_NAME)? == 0
+            && session.apps_named(LIVE_NAME)? == 0)
     })
     .expect("the registry drops the dead bridge's applications");
 
     let second = start_bridge(&mut session, "bridge-2", &socket);
-    wait_until("both applications to come back", WAIT, || {
-        Ok(session.apps_named(APP_NAME)? == 1 && session.apps_named(BASIC_NAME)? == 1)
+    wait_until("all three applications to come back", WAIT, || {
+        Ok(session.apps_named(APP_NAME)? == 1
+            && session.apps_named(BASIC_NAME)? == 1
+            && session.apps_named(LIVE_NAME)? == 1)
     })
-    .expect("the producer and the replay reconnect by themselves");
+    .expect("the producer, the replay and the live app reconnect by themselves");
     assert_reconnected(&producer);
 
     // Full trees: pyatspi sees exactly what it saw before the restart.
@@ -87,7 +124,17 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
         replay_before,
         "the replay's tree"
     );
-    // Nothing stale: once each on the desktop, exactly the two live senders in `status`.
+    // The adapter pushes its full tree only once the new bridge asks for it (updatesWanted),
+    // from its UI thread: the application is on the desktop a moment before its frame is.
+    let mut live_after = Value::Null;
+    wait_until("the live app's full tree to come back", WAIT, || {
+        live_after = dump(&mut session, LIVE_NAME);
+        Ok(live_after == live_before)
+    })
+    .unwrap_or_else(|e| {
+        panic!("{e}: the live app's tree\nbefore: {live_before}\nafter:  {live_after}")
+    });
+    // Nothing stale: once each on the desktop, exactly the three live senders in `status`.
     assert_eq!(
         session.apps_named(APP_NAME).expect("read the desktop"),
         1,
@@ -98,13 +145,37 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
         1,
         "no duplicate application"
     );
+    assert_eq!(
+        session.apps_named(LIVE_NAME).expect("read the desktop"),
+        1,
+        "no duplicate application"
+    );
     let status = session.bridge_status(&socket).expect("status answers");
     let mut names: Vec<&str> = status["apps"]
         .as_array()
         .map(|apps| apps.iter().filter_map(|a| a["name"].as_str()).collect())
         .unwrap_or_default();
     names.sort_unstable();
-    assert_eq!(names, vec![BASIC_NAME, APP_NAME], "status: {status}");
+    assert_eq!(
+        names,
+        vec![LIVE_NAME, BASIC_NAME, APP_NAME],
+        "status: {status}"
+    );
+
+    // A real Tab in the live app's window: the app moves its focus to Cancel and pushes the
+    // new tree through the restarted bridge.
+    newton_e2e::xdotool(
+        &mut session,
+        "key-Tab",
+        &["key", "--window", &live_window, "Tab"],
+    )
+    .expect("xdotool succeeds");
+    wait_until("the live app to move its focus", WAIT, || {
+        Ok(live_output(&session).lines().any(|l| l == "focus Cancel"))
+    })
+    .unwrap_or_else(|e| panic!("{e}; the app printed:\n{}", live_output(&session)));
+    orca.wait_idle(&mut session)
+        .expect("Orca presents the live app's focus move");
 
     // The compositor makes the producer's window the active one, then focus moves to Gamma.
     producer.focus(None).expect("unfocus");
@@ -122,6 +193,16 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
     orca.wait_idle(&mut session)
         .expect("Orca presents the focus move");
     let speech = orca.stop(&mut session).expect("stop Orca");
+    let cancel = speech
+        .utterances
+        .iter()
+        .position(|u| u.contains("Cancel") && u.contains("push button"));
+    assert!(
+        cancel.is_some(),
+        "Orca must speak the live app's focus move to Cancel after the restart; it said {:#?} (log {})",
+        speech.utterances,
+        speech.debug_file.display()
+    );
     assert!(
         speech
             .utterances
@@ -133,6 +214,7 @@ fn a_restarted_bridge_gets_both_applications_back_and_orca_speaks_the_next_focus
     );
 
     session.stop(replay, Duration::from_secs(10));
+    session.stop(live, Duration::from_secs(10));
     drop(producer);
     session.stop(second, Duration::from_secs(20));
     let report = session.shutdown();
@@ -237,6 +319,22 @@ fn start_reconnecting_replay(session: &mut TestSession, socket: &Path) -> u32 {
         .arg(socket)
         .args(["--fast", "--stay", "--reconnect"]);
     session.spawn("replay", cmd).expect("start the replay")
+}
+
+/// `newton-live-app`, built next to the bridge binary.
+fn live_app_binary() -> PathBuf {
+    let bridge = bridge_binary().expect("the bridge binary (cargo build -p newton-atspi-bridge)");
+    let app = bridge.with_file_name("newton-live-app");
+    assert!(
+        app.is_file(),
+        "{} is missing: run `cargo build -p newton-live-app`",
+        app.display()
+    );
+    app
+}
+
+fn live_output(session: &TestSession) -> String {
+    std::fs::read_to_string(session.dir().join("logs").join("live-app.out")).unwrap_or_default()
 }
 
 fn kill(pid: u32) {
