@@ -10,7 +10,7 @@ use zvariant::OwnedValue;
 use crate::context::{AppContext, NodeCtx};
 use crate::objects::{self, client_index, to_i32, Parent};
 use crate::paths::{self, ObjectRef};
-use crate::properties::{bcp47_to_posix, default_object_locale, owned, owned_ref};
+use crate::properties::{bcp47_to_posix, owned, owned_ref};
 use crate::reply::{args, method_return};
 use crate::{dispatch, relations, roles, states, table_cell, CallError, Handled};
 
@@ -52,7 +52,8 @@ pub(crate) fn description(node: &NodeRef) -> String {
 }
 
 /// The node's language (inherited), else the session's locale.
-fn locale(node: &NodeRef) -> String {
+fn locale(ctx: &NodeCtx) -> String {
+    let node = &ctx.node;
     let mut current = Some(*node);
     while let Some(n) = current {
         if let Some(language) = n.data().language() {
@@ -60,7 +61,7 @@ fn locale(node: &NodeRef) -> String {
         }
         current = n.parent();
     }
-    default_object_locale().to_owned()
+    ctx.app.host.object_locale().to_owned()
 }
 
 pub(crate) fn parent_ref(ctx: &NodeCtx) -> ObjectRef {
@@ -77,7 +78,7 @@ pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallErro
         "Description" => owned(description(node)),
         "Parent" => owned_ref(parent_ref(ctx)),
         "ChildCount" => owned(to_i32(objects::child_count(ctx.surface, node))),
-        "Locale" => owned(locale(node)),
+        "Locale" => owned(locale(ctx)),
         "AccessibleId" => owned(node.author_id().unwrap_or_default().to_owned()),
         "HelpText" => owned(node.data().tooltip().unwrap_or_default().to_owned()),
         other => Err(CallError::UnknownProperty(other.to_owned())),
@@ -153,7 +154,7 @@ pub(crate) fn root_property(app: &AppContext, name: &str) -> Result<OwnedValue, 
         "Description" | "AccessibleId" | "HelpText" => owned(String::new()),
         "Parent" => owned_ref(paths::desktop_ref(app.desktop)),
         "ChildCount" => owned(to_i32(objects::root_children(app).count())),
-        "Locale" => owned(default_object_locale().to_owned()),
+        "Locale" => owned(app.host.object_locale().to_owned()),
         other => Err(CallError::UnknownProperty(other.to_owned())),
     }
 }

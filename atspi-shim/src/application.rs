@@ -6,7 +6,7 @@ use zvariant::OwnedValue;
 
 use crate::accessible::{no_args, toolkit_name};
 use crate::context::AppContext;
-use crate::properties::{owned, process_locale};
+use crate::properties::owned;
 use crate::reply::{args, method_return};
 use crate::{CallError, Handled};
 
@@ -32,13 +32,13 @@ pub(crate) fn property(app: &AppContext, name: &str) -> Result<OwnedValue, CallE
     }
 }
 
-pub(crate) fn call(_app: &AppContext, member: &str, call: &Message) -> Result<Handled, CallError> {
+pub(crate) fn call(app: &AppContext, member: &str, call: &Message) -> Result<Handled, CallError> {
     let reply = match member {
         "GetLocale" => {
             // Every category gets the session locale: the bridge cannot know
             // the application's own.
             let (_category,): (u32,) = args(call)?;
-            method_return(call, &(process_locale(),))?
+            method_return(call, &(app.host.locale(),))?
         }
         "GetApplicationBusAddress" => {
             no_args(call)?;

@@ -7,6 +7,7 @@ use newton_cache::{AppReplica, SurfaceReplica};
 use newton_push_protocol::{AppInfo, SurfaceId};
 use zvariant::OwnedObjectPath;
 
+use crate::host::HostFacts;
 use crate::paths::{self, ObjectRef};
 
 /// One bridged application as seen from its own bus connection.
@@ -20,6 +21,8 @@ pub struct AppContext<'a> {
     pub desktop: Option<(&'a str, &'a str)>,
     /// `Application.Id` as set by the registry (0 until set).
     pub app_id: i32,
+    /// The session locale and machine id, gathered by the daemon.
+    pub host: &'a HostFacts,
 }
 
 impl AppContext<'_> {

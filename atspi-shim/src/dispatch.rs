@@ -132,7 +132,7 @@ fn route(app: &AppContext, call: &Message) -> Result<Handled, CallError> {
     let member = header.member().map(|m| m.as_str()).unwrap_or("");
     let interface = header.interface().map(|i| i.as_str());
     if interface == Some(PEER_INTERFACE) {
-        return peer(member, call);
+        return peer(app, member, call);
     }
     if interface == Some(INTROSPECTABLE_INTERFACE) {
         return introspect::call(app, path, member, call);
@@ -207,12 +207,12 @@ fn interface_for_member(app: &AppContext, object: &Object, member: &str) -> Opti
         .find(|iface| introspect::declares_method(iface, member))
 }
 
-fn peer(member: &str, call: &Message) -> Result<Handled, CallError> {
+fn peer(app: &AppContext, member: &str, call: &Message) -> Result<Handled, CallError> {
     match member {
         "Ping" => Ok(Handled::reply(method_return(call, &())?)),
         "GetMachineId" => Ok(Handled::reply(method_return(
             call,
-            &(introspect::machine_id(),),
+            &(app.host.machine_id(),),
         )?)),
         _ => Err(CallError::UnknownMethod {
             interface: PEER_INTERFACE.to_owned(),

@@ -5,7 +5,6 @@
 //! this is for `busctl`/`gdbus` users and debugging.
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
 use zbus::message::Message;
 
@@ -346,18 +345,4 @@ fn write_interface(xml: &mut String, interface: &str) {
         }
     }
     xml.push_str("  </interface>\n");
-}
-
-/// `Peer.GetMachineId`: the host's D-Bus machine id (read once), or a fixed
-/// placeholder if the machine has none.
-pub(crate) fn machine_id() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| {
-        ["/etc/machine-id", "/var/lib/dbus/machine-id"]
-            .iter()
-            .filter_map(|path| std::fs::read_to_string(path).ok())
-            .map(|text| text.trim().to_owned())
-            .find(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
-            .unwrap_or_else(|| "0".repeat(32))
-    })
 }

@@ -33,6 +33,7 @@ pub mod coords;
 pub mod dispatch;
 pub mod error;
 pub mod events;
+pub mod host;
 pub mod paths;
 pub mod reply;
 
@@ -67,4 +68,5 @@ pub use events::{
     compositor_focus_events, event_name, events_for, events_for_listeners, focus_events,
     EventListeners,
 };
+pub use host::HostFacts;
 pub use reply::Handled;

@@ -6,7 +6,7 @@ use accesskit::{
     Action, ActionData, Node, NodeId, Rect, Role, TextDirection, TextPosition, TextSelection,
     TreeId, TreeInfo, TreeUpdate,
 };
-use newton_atspi_shim::{handle_call, AppContext, Handled};
+use newton_atspi_shim::{handle_call, AppContext, Handled, HostFacts};
 use newton_cache::{AppReplica, Limits};
 use newton_push_protocol::{AppInfo, Geometry, SurfaceId};
 use serde::de::DeserializeOwned;
@@ -91,6 +91,7 @@ impl App {
             unique_name: UNIQUE_NAME,
             desktop: None,
             app_id: 0,
+            host: &HOST,
         };
         let builder = Message::method_call(object, member).expect("method call builds");
         let builder = match interface {
@@ -653,3 +654,7 @@ fn plain_label_and_read_only_input() {
     assert!(interfaces.iter().any(|i| i == TEXT), "{interfaces:?}");
     assert!(!interfaces.iter().any(|i| i == EDITABLE), "{interfaces:?}");
 }
+
+/// The "C" locale and the placeholder machine id: what a host without either
+/// gives, and independent of the environment the tests run in.
+static HOST: std::sync::LazyLock<HostFacts> = std::sync::LazyLock::new(HostFacts::default);

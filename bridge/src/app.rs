@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::StreamExt;
-use newton_atspi_shim::AppContext;
+use newton_atspi_shim::{AppContext, HostFacts};
 use newton_cache::{AppReplica, ChangeSet, FrameKind, Limits, RejectError};
 use newton_push_protocol::{AppInfo, BridgeMessage, SurfaceId};
 use tracing::{debug, error, info, warn};
@@ -295,6 +295,7 @@ impl BridgedApp {
                 .as_ref()
                 .map(|d| (d.bus_name.as_str(), d.path.as_str())),
             app_id: state.app_id,
+            host: host_facts(),
         };
         f(&context)
     }
@@ -771,6 +772,21 @@ impl ErrorReplyLog {
             ErrorLogVerdict::Quiet
         }
     }
+}
+
+/// The session locale and machine id the shim answers with, read once from
+/// the daemon's environment and the machine-id files (the shim reads neither).
+pub fn host_facts() -> &'static HostFacts {
+    static HOST: std::sync::OnceLock<HostFacts> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        use newton_atspi_shim::host::{LOCALE_VARIABLES, MACHINE_ID_FILES};
+        HostFacts::new(
+            LOCALE_VARIABLES.iter().map(|var| std::env::var(var).ok()),
+            MACHINE_ID_FILES
+                .iter()
+                .filter_map(|path| std::fs::read_to_string(path).ok()),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use accesskit::{NodeId, Role, TreeUpdate};
-use newton_atspi_shim::{handle_call, AppContext};
+use newton_atspi_shim::{handle_call, AppContext, HostFacts};
 use newton_cache::{AppReplica, Limits};
 use newton_push_protocol::{AppInfo, Geometry, RecordedLine, SenderMessage, SurfaceId};
 use serde::de::DeserializeOwned;
@@ -95,6 +95,7 @@ impl Subject {
             unique_name: UNIQUE_NAME,
             desktop: Some(DESKTOP),
             app_id: 3,
+            host: &HOST,
         }
     }
 
@@ -1237,3 +1238,7 @@ pub fn exposed_paths(subject: &Subject) -> Vec<String> {
         .map(|(s, n)| format!("{NODE_PREFIX}{s}_{}", NodeId(*n).0))
         .collect()
 }
+
+/// The "C" locale and the placeholder machine id: what a host without either
+/// gives, and independent of the environment the tests run in.
+static HOST: std::sync::LazyLock<HostFacts> = std::sync::LazyLock::new(HostFacts::default);

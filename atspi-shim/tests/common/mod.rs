@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use accesskit::TreeUpdate;
-use newton_atspi_shim::{handle_call, AppContext, Handled};
+use newton_atspi_shim::{handle_call, AppContext, Handled, HostFacts};
 use newton_cache::{AppReplica, ChangeSet, Limits};
 use newton_push_protocol::{AppInfo, RecordedLine, SenderMessage, SurfaceId};
 use serde::de::DeserializeOwned;
@@ -178,6 +178,7 @@ impl Harness {
             unique_name: UNIQUE_NAME,
             desktop: Some(DESKTOP),
             app_id: self.app_id,
+            host: &HOST,
         }
     }
 
@@ -362,3 +363,7 @@ pub fn any_data<T: TryFrom<zvariant::OwnedValue>>(message: &Message) -> T {
         .ok()
         .expect("any_data has the expected type")
 }
+
+/// The "C" locale and the placeholder machine id: what a host without either
+/// gives, and independent of the environment the tests run in.
+static HOST: std::sync::LazyLock<HostFacts> = std::sync::LazyLock::new(HostFacts::default);
