@@ -449,6 +449,61 @@ fn running_out_of_descriptors_pauses_accepting_and_recovers() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// (1c) At start the bridge raises its soft descriptor limit to the hard one.
+// ---------------------------------------------------------------------------------------------
+
+/// `Max open files` (soft, hard) from /proc/PID/limits.
+fn nofile_limits(pid: u32) -> (String, String) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("/proc/PID/limits");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("a Max open files line");
+    let mut fields = line["Max open files".len()..].split_whitespace();
+    let soft = fields.next().unwrap_or_default().to_owned();
+    let hard = fields.next().unwrap_or_default().to_owned();
+    (soft, hard)
+}
+
+#[test]
+fn the_bridge_raises_its_soft_descriptor_limit_to_the_hard_limit() {
+    let own_hard = raise_own_fd_limit();
+    // Soft 256 under a hard limit of 1024 (or this process's own, if lower).
+    let hard = own_hard.min(1024);
+    assert!(
+        hard > 256,
+        "this test needs a hard descriptor limit above 256, not {hard}"
+    );
+    let mut session = start_session();
+    let (bridge, _socket) = start_bridge_configured(&mut session, &[], |cmd| {
+        let limit = rustix::process::Rlimit {
+            current: Some(256),
+            maximum: Some(hard),
+        };
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    });
+    let (soft_now, hard_now) = nofile_limits(bridge);
+    let log = log_since(&session, 0);
+    println!("exhaustion/nofile: started with soft 256, hard {hard}; now soft {soft_now}, hard {hard_now}");
+    assert_eq!(
+        (soft_now.as_str(), hard_now.as_str()),
+        (hard.to_string().as_str(), hard.to_string().as_str()),
+        "the soft limit must be raised to the hard one"
+    );
+    assert!(
+        log.contains("raised the soft file-descriptor limit to the hard limit"),
+        "the raise is logged"
+    );
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
 // (4) Peer-to-peer: a stalled handshake delays nobody.
 // ---------------------------------------------------------------------------------------------
 
