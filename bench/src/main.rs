@@ -134,6 +134,26 @@ struct Args {
     update_cost_app: Option<(usize, usize)>,
     /// `--adapter-app ITEMS`: the restart benchmark's live-adapter application (internal).
     adapter_app: Option<usize>,
+    /// `--memory-check [ROUNDS APPS NODES]`: the bounded memory-return check CI runs.
+    memory_check: Option<(usize, usize, usize)>,
+}
+
+/// Up to three numbers after a flag (the next flag ends them), over `defaults`.
+fn numbers_after(
+    it: &mut std::iter::Peekable<impl Iterator<Item = String>>,
+    defaults: [usize; 3],
+) -> (usize, usize, usize) {
+    let mut numbers = defaults;
+    for slot in numbers.iter_mut() {
+        match it.peek().and_then(|text| text.parse().ok()) {
+            Some(number) => {
+                *slot = number;
+                it.next();
+            }
+            None => break,
+        }
+    }
+    (numbers[0], numbers[1], numbers[2])
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -148,6 +168,7 @@ fn parse_args() -> Result<Option<Args>> {
         key_latency: false,
         update_cost_app: None,
         adapter_app: None,
+        memory_check: None,
     };
     let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
@@ -173,18 +194,10 @@ fn parse_args() -> Result<Option<Args>> {
                 args.update_cost_app = Some((number()?, number()?));
             }
             "--memory-rounds" => {
-                // Up to three numbers follow; the next flag ends them.
-                let mut numbers = [10usize, 100, 5000];
-                for slot in numbers.iter_mut() {
-                    match it.peek().and_then(|text| text.parse().ok()) {
-                        Some(number) => {
-                            *slot = number;
-                            it.next();
-                        }
-                        None => break,
-                    }
-                }
-                args.memory_rounds = Some((numbers[0], numbers[1], numbers[2]));
+                args.memory_rounds = Some(numbers_after(&mut it, [10, 100, 5000]));
+            }
+            "--memory-check" => {
+                args.memory_check = Some(numbers_after(&mut it, [3, 10, 5000]));
             }
             "--out" => {
                 let out = it
@@ -222,7 +235,10 @@ fn parse_args() -> Result<Option<Args>> {
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
                      \x20        applications of NODES nodes attaching and leaving (default 10 100 5000),\n\
-                     \x20        with and without malloc_trim"
+                     \x20        with and without malloc_trim\n\
+                     --memory-check [ROUNDS APPS NODES]  the bounded check CI runs (default 3 10 5000):\n\
+                     \x20        the shipped bridge only; fails if RSS after the applications left is over\n\
+                     \x20        2× its RSS at start; the figures go to the test summary"
                 );
                 return Ok(None);
             }
@@ -268,6 +284,20 @@ fn step(started: Instant, what: &str) {
 
 fn run(args: Args) -> Result<()> {
     let started = Instant::now();
+    if let Some((rounds, apps, nodes)) = args.memory_check {
+        let files = args.out.join("fixtures");
+        std::fs::create_dir_all(&files)
+            .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+        let result = rounds::check(files, rounds, apps, nodes);
+        let line = match &result {
+            Ok(r) => rounds::check_line(r),
+            Err(e) => format!("FAILED: {e}"),
+        };
+        newton_e2e::summary_note("memory-check", &line);
+        result?;
+        step(started, "memory check done");
+        return Ok(());
+    }
     if let Some((rounds, apps, nodes)) = args.memory_rounds {
         let files = args.out.join("fixtures");
         std::fs::create_dir_all(&files)
