@@ -205,7 +205,7 @@ fn parse_args() -> Result<Option<Args>> {
                 if nodes.is_some() {
                     it.next();
                 }
-                args.costly_calls = Some(nodes.unwrap_or(200_000));
+                args.costly_calls = Some(nodes.unwrap_or(199_990));
             }
             "--memory-check" => {
                 args.memory_check = Some(numbers_after(&mut it, [3, 10, 5000]));
@@ -243,7 +243,7 @@ fn parse_args() -> Result<Option<Args>> {
                      --key-latency  only key press → the registry's keystroke listener, newton-live-app\n\
                      \x20        through the bridge against a GTK 3 app through atk-bridge (needs Xvfb, xdotool)\n\
                      --costly-calls [NODES]  only: six P2P clients looping Collection.GetMatches on a NODES-node\n\
-                     \x20        application (default 200000), another application's latency and a new sender's\n\
+                     \x20        application (default 199990), another application's latency and a new sender's\n\
                      \x20        connect time meanwhile (ratios against the same with the clients stopped)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
@@ -450,7 +450,7 @@ fn run_key_latency(args: &Args) -> Result<()> {
 /// `--costly-calls`: six looping GetMatches clients against another application, its table on
 /// stdout and `costly-calls.json` in the output directory.
 fn run_costly_calls(out: &std::path::Path, nodes: usize, smoke: bool) -> Result<()> {
-    let (phases, queries) = if smoke { (2, 50) } else { (5, 200) };
+    let (phases, queries) = if smoke { (2, 50) } else { (10, 1000) };
     let files = out.join("fixtures");
     std::fs::create_dir_all(&files)
         .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
