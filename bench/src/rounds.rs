@@ -131,7 +131,9 @@ pub fn check(files: PathBuf, rounds: usize, apps: usize, nodes: usize) -> Result
     let ratio = result.final_ratio();
     if ratio > CHECK_RATIO {
         return Err(fail(format!(
-            "memory not returned: RSS {:.1} MB after {rounds} rounds of {apps} applications ×              {nodes} nodes left, {ratio:.2}× the {:.1} MB at start (bound {CHECK_RATIO}×);              see docs/benchmarks.md \"Memory after applications leave\"",
+            "memory not returned: RSS {:.1} MB after {rounds} rounds of {apps} applications × \
+             {nodes} nodes left, {ratio:.2}× the {:.1} MB at start (bound {CHECK_RATIO}×); \
+             see docs/benchmarks.md \"Memory after applications leave\"",
             result.rss_after.last().copied().unwrap_or(0) as f64 / 1e6,
             result.rss_start as f64 / 1e6
         )));
