@@ -117,6 +117,11 @@ step "benchmark suite, smoke mode (tiny trees; fails only if a benchmark cannot 
 # Debug binaries from the build above; the full suite is scripts/bench.sh (docs/benchmarks.md).
 target/debug/newton-bench --smoke --out target/bench-smoke
 
+step "memory after applications leave: 3 rounds of 10 apps x 5,000 nodes (fails over 2x the start RSS)"
+# Issue 14's bound as a ratio measured in one run (about 45 s); the figures go to the summary.
+# The full 10 x 100 x 5,000 measurement: newton-bench --memory-rounds (docs/benchmarks.md).
+target/debug/newton-bench --memory-check 3 10 5000 --out target/bench-memory-check
+
 step "vendored offline build (make vendor, then the daemon's release build from vendor/ alone)"
 # Before packaging: the .deb below is packaged from this offline-built binary.
 scripts/check-vendored.sh

@@ -1171,6 +1171,30 @@ mod tests {
     }
 
     #[test]
+    fn a_signal_over_the_message_budget_is_not_sent() {
+        let mut out = Out {
+            messages: Vec::new(),
+            listeners: None,
+        };
+        // The generic cap, whatever the signal carries: a body just over it, then one within.
+        let over = "x".repeat(crate::budgets::MAX_MESSAGE_BYTES + 1);
+        out.push("/org/a11y/atspi/accessible/1", OBJECT, "TextChanged", &over);
+        assert!(
+            out.messages.is_empty(),
+            "a signal over the budget was queued"
+        );
+        let within = "x".repeat(crate::budgets::MAX_MESSAGE_BYTES - 1024);
+        out.push(
+            "/org/a11y/atspi/accessible/1",
+            OBJECT,
+            "TextChanged",
+            &within,
+        );
+        assert_eq!(out.messages.len(), 1);
+        assert!(out.messages[0].data().len() <= crate::budgets::MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
     fn listeners_follow_subtype_rules() {
         let mut listeners = EventListeners::new();
         assert!(

@@ -82,3 +82,37 @@ where
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budgets::MAX_MESSAGE_BYTES;
+
+    fn call() -> Message {
+        Message::method_call("/org/a11y/atspi/accessible/root", "GetText")
+            .and_then(|b| b.interface("org.a11y.atspi.Text"))
+            .and_then(|b| b.build(&(0i32, -1i32)))
+            .expect("a method call")
+    }
+
+    #[test]
+    fn a_reply_over_the_message_budget_is_refused_by_rule() {
+        // Nothing in a reply is bounded but by this generic cap: one string just over it.
+        let body = "x".repeat(MAX_MESSAGE_BYTES + 1);
+        match method_return(&call(), &body) {
+            Err(CallError::Failed(reason)) => {
+                assert!(reason.contains("rule max-message-bytes"), "{reason}");
+            }
+            Err(other) => panic!("wrong error: {other:?}"),
+            Ok(reply) => panic!("a reply of {} bytes was sent", reply.data().len()),
+        }
+    }
+
+    #[test]
+    fn a_reply_within_the_message_budget_goes_whole() {
+        let body = "x".repeat(MAX_MESSAGE_BYTES - 1024);
+        let reply = method_return(&call(), &body).expect("within the budget");
+        assert!(reply.data().len() <= MAX_MESSAGE_BYTES);
+        assert!(reply.data().len() > MAX_MESSAGE_BYTES - 2048);
+    }
+}

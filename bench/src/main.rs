@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+mod costly;
 mod dbus;
 mod fairness;
 mod fixtures;
@@ -134,6 +135,28 @@ struct Args {
     update_cost_app: Option<(usize, usize)>,
     /// `--adapter-app ITEMS`: the restart benchmark's live-adapter application (internal).
     adapter_app: Option<usize>,
+    /// `--memory-check [ROUNDS APPS NODES]`: the bounded memory-return check CI runs.
+    memory_check: Option<(usize, usize, usize)>,
+    /// `--costly-calls [NODES]`: six looping GetMatches clients against another application.
+    costly_calls: Option<usize>,
+}
+
+/// Up to three numbers after a flag (the next flag ends them), over `defaults`.
+fn numbers_after(
+    it: &mut std::iter::Peekable<impl Iterator<Item = String>>,
+    defaults: [usize; 3],
+) -> (usize, usize, usize) {
+    let mut numbers = defaults;
+    for slot in numbers.iter_mut() {
+        match it.peek().and_then(|text| text.parse().ok()) {
+            Some(number) => {
+                *slot = number;
+                it.next();
+            }
+            None => break,
+        }
+    }
+    (numbers[0], numbers[1], numbers[2])
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -148,6 +171,8 @@ fn parse_args() -> Result<Option<Args>> {
         key_latency: false,
         update_cost_app: None,
         adapter_app: None,
+        memory_check: None,
+        costly_calls: None,
     };
     let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
@@ -173,18 +198,17 @@ fn parse_args() -> Result<Option<Args>> {
                 args.update_cost_app = Some((number()?, number()?));
             }
             "--memory-rounds" => {
-                // Up to three numbers follow; the next flag ends them.
-                let mut numbers = [10usize, 100, 5000];
-                for slot in numbers.iter_mut() {
-                    match it.peek().and_then(|text| text.parse().ok()) {
-                        Some(number) => {
-                            *slot = number;
-                            it.next();
-                        }
-                        None => break,
-                    }
+                args.memory_rounds = Some(numbers_after(&mut it, [10, 100, 5000]));
+            }
+            "--costly-calls" => {
+                let nodes = it.peek().and_then(|text| text.parse().ok());
+                if nodes.is_some() {
+                    it.next();
                 }
-                args.memory_rounds = Some((numbers[0], numbers[1], numbers[2]));
+                args.costly_calls = Some(nodes.unwrap_or(199_990));
+            }
+            "--memory-check" => {
+                args.memory_check = Some(numbers_after(&mut it, [3, 10, 5000]));
             }
             "--out" => {
                 let out = it
@@ -218,11 +242,17 @@ fn parse_args() -> Result<Option<Args>> {
                      \x20        newton_accesskit against accesskit_unix in one process (prints its table)\n\
                      --key-latency  only key press → the registry's keystroke listener, newton-live-app\n\
                      \x20        through the bridge against a GTK 3 app through atk-bridge (needs Xvfb, xdotool)\n\
+                     --costly-calls [NODES]  only: six P2P clients looping Collection.GetMatches on a NODES-node\n\
+                     \x20        application (default 199990), another application's latency and a new sender's\n\
+                     \x20        connect time meanwhile (ratios against the same with the clients stopped)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
                      \x20        applications of NODES nodes attaching and leaving (default 10 100 5000),\n\
-                     \x20        with and without malloc_trim"
+                     \x20        with and without malloc_trim\n\
+                     --memory-check [ROUNDS APPS NODES]  the bounded check CI runs (default 3 10 5000):\n\
+                     \x20        the shipped bridge only; fails if RSS after the applications left is over\n\
+                     \x20        2× its RSS at start; the figures go to the test summary"
                 );
                 return Ok(None);
             }
@@ -249,6 +279,12 @@ fn main() -> ExitCode {
         }) => update_cost::run_adapter_app(items),
         Some(args) if args.update_cost => run_update_cost(&args),
         Some(args) if args.key_latency => run_key_latency(&args),
+        Some(Args {
+            costly_calls: Some(nodes),
+            ref out,
+            smoke,
+            ..
+        }) => run_costly_calls(out, nodes, smoke),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -268,6 +304,20 @@ fn step(started: Instant, what: &str) {
 
 fn run(args: Args) -> Result<()> {
     let started = Instant::now();
+    if let Some((rounds, apps, nodes)) = args.memory_check {
+        let files = args.out.join("fixtures");
+        std::fs::create_dir_all(&files)
+            .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+        let result = rounds::check(files, rounds, apps, nodes);
+        let line = match &result {
+            Ok(r) => rounds::check_line(r),
+            Err(e) => format!("FAILED: {e}"),
+        };
+        newton_e2e::summary_note("memory-check", &line);
+        result?;
+        step(started, "memory check done");
+        return Ok(());
+    }
     if let Some((rounds, apps, nodes)) = args.memory_rounds {
         let files = args.out.join("fixtures");
         std::fs::create_dir_all(&files)
@@ -393,6 +443,25 @@ fn run_key_latency(args: &Args) -> Result<()> {
     std::fs::write(&path, json)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     println!("{}", keys::markdown(&latency));
+    println!("results: {}", path.display());
+    Ok(())
+}
+
+/// `--costly-calls`: six looping GetMatches clients against another application, its table on
+/// stdout and `costly-calls.json` in the output directory.
+fn run_costly_calls(out: &std::path::Path, nodes: usize, smoke: bool) -> Result<()> {
+    let (phases, queries) = if smoke { (2, 50) } else { (10, 1000) };
+    let files = out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let world = world::World::start(files)?;
+    let result = costly::measure(&world, nodes, phases, queries)?;
+    let json = serde_json::to_string_pretty(&result)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = out.join("costly-calls.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", costly::markdown(&result));
     println!("results: {}", path.display());
     Ok(())
 }

@@ -6,6 +6,10 @@
 //! trim gives back and what glibc's arenas would hold otherwise.
 //!
 //! `newton-bench --memory-rounds [ROUNDS APPS NODES]` (default 10 100 5000).
+//!
+//! `newton-bench --memory-check [ROUNDS APPS NODES]` (default 3 10 5000, CI runs it): the
+//! shipped configuration alone, no gdb; fails when the RSS after the last round is over
+//! [`CHECK_RATIO`] × the RSS at start (a ratio measured in one run, never an absolute size).
 
 use std::io::Read;
 use std::os::unix::net::UnixStream;
@@ -108,14 +112,61 @@ pub fn run(files: PathBuf, rounds: usize, apps: usize, nodes: usize) -> Result<V
     ];
     for (trim, env) in configs {
         let world = World::start_with_env(files.clone(), env)?;
-        let mut result = measure(&world, trim, rounds, apps, nodes)?;
+        let mut result = measure(&world, trim, rounds, apps, nodes, true)?;
         result.env = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         out.push(result);
     }
     Ok(out)
 }
 
-fn measure(world: &World, trim: bool, rounds: usize, apps: usize, nodes: usize) -> Result<Rounds> {
+/// The bound `--memory-check` holds the bridge to: RSS after the applications left, over RSS at
+/// start (issue 14: "back within 2× of start").
+pub const CHECK_RATIO: f64 = 2.0;
+
+/// `--memory-check`: the bridge as shipped (no environment: its own `M_ARENA_MAX` and trim),
+/// `rounds` rounds; an error naming the figures when the final ratio is over [`CHECK_RATIO`].
+pub fn check(files: PathBuf, rounds: usize, apps: usize, nodes: usize) -> Result<Rounds> {
+    let world = World::start_with_env(files, &[])?;
+    let result = measure(&world, true, rounds, apps, nodes, false)?;
+    let ratio = result.final_ratio();
+    if ratio > CHECK_RATIO {
+        return Err(fail(format!(
+            "memory not returned: RSS {:.1} MB after {rounds} rounds of {apps} applications × \
+             {nodes} nodes left, {ratio:.2}× the {:.1} MB at start (bound {CHECK_RATIO}×); \
+             see docs/benchmarks.md \"Memory after applications leave\"",
+            result.rss_after.last().copied().unwrap_or(0) as f64 / 1e6,
+            result.rss_start as f64 / 1e6
+        )));
+    }
+    Ok(result)
+}
+
+/// One line for the test summary.
+pub fn check_line(r: &Rounds) -> String {
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    format!(
+        "bridge RSS start {}, loaded {} (last round), after {} rounds of {} apps × {} nodes left {}: \
+         {:.2}× start (bound {CHECK_RATIO}×), {:.0} s",
+        mb(r.rss_start),
+        r.rss_loaded.last().map_or("n/a".into(), |b| mb(*b)),
+        r.rounds,
+        r.apps,
+        r.nodes_per_app,
+        r.rss_after.last().map_or("n/a".into(), |b| mb(*b)),
+        r.final_ratio(),
+        r.seconds
+    )
+}
+
+fn measure(
+    world: &World,
+    trim: bool,
+    rounds: usize,
+    apps: usize,
+    nodes: usize,
+    with_gdb: bool,
+) -> Result<Rounds> {
+    let malloc_totals = |world: &World| with_gdb.then(|| malloc_totals(world)).flatten();
     let started = Instant::now();
     std::thread::sleep(SETTLE);
     let mut result = Rounds {

@@ -309,12 +309,13 @@ fn a_connection_storm_is_refused_by_rule_and_the_bridge_recovers() {
             .unwrap_or(ATTEMPTS)
             .saturating_sub(200),
     );
-    // 256 descriptors by default: the default sender limit is (256 - 64) / 4 = 48.
-    // NEWTON_EXHAUSTION_NOFILE=1024 runs the desktop figure (240 senders).
+    // The case: `ulimit -n 1024` (a common desktop limit) and 2,000 attempts; the
+    // default sender limit is then (1024 - 64) / 4 = 240. About 5 s. NEWTON_EXHAUSTION_NOFILE
+    // runs another limit.
     let nofile: u64 = std::env::var("NEWTON_EXHAUSTION_NOFILE")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(256);
+        .unwrap_or(1024);
     let max_senders = usize::try_from(nofile.saturating_sub(64) / 4).unwrap_or(usize::MAX);
     let mut session = start_session();
     let (bridge, socket) =
@@ -445,6 +446,61 @@ fn running_out_of_descriptors_pauses_accepting_and_recovers() {
     let (newcomer, _) = newcomer_after_recovery(&client, &socket, 2);
     healthy_answers(&client, &calm, &before, "calm app after recovery");
     drop(newcomer);
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (1c) At start the bridge raises its soft descriptor limit to the hard one.
+// ---------------------------------------------------------------------------------------------
+
+/// `Max open files` (soft, hard) from /proc/PID/limits.
+fn nofile_limits(pid: u32) -> (String, String) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("/proc/PID/limits");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("a Max open files line");
+    let mut fields = line["Max open files".len()..].split_whitespace();
+    let soft = fields.next().unwrap_or_default().to_owned();
+    let hard = fields.next().unwrap_or_default().to_owned();
+    (soft, hard)
+}
+
+#[test]
+fn the_bridge_raises_its_soft_descriptor_limit_to_the_hard_limit() {
+    let own_hard = raise_own_fd_limit();
+    // Soft 256 under a hard limit of 1024 (or this process's own, if lower).
+    let hard = own_hard.min(1024);
+    assert!(
+        hard > 256,
+        "this test needs a hard descriptor limit above 256, not {hard}"
+    );
+    let mut session = start_session();
+    let (bridge, _socket) = start_bridge_configured(&mut session, &[], |cmd| {
+        let limit = rustix::process::Rlimit {
+            current: Some(256),
+            maximum: Some(hard),
+        };
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    });
+    let (soft_now, hard_now) = nofile_limits(bridge);
+    let log = log_since(&session, 0);
+    println!("exhaustion/nofile: started with soft 256, hard {hard}; now soft {soft_now}, hard {hard_now}");
+    assert_eq!(
+        (soft_now.as_str(), hard_now.as_str()),
+        (hard.to_string().as_str(), hard.to_string().as_str()),
+        "the soft limit must be raised to the hard one"
+    );
+    assert!(
+        log.contains("raised the soft file-descriptor limit to the hard limit"),
+        "the raise is logged"
+    );
     shutdown(session);
 }
 
