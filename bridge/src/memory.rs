@@ -18,9 +18,12 @@
 //! in each arena, and every thread that ever allocated (executor, blocking
 //! pool, zbus) gets an arena of its own. So at start the bridge holds glibc
 //! to [`MAX_ARENAS`] arenas, unless the user set `MALLOC_ARENA_MAX`
-//! (glibc's own variable for the same parameter, which then wins): measured
-//! with 10 rounds of 100 applications, idle RSS ended at 1.82× its start
-//! with two arenas and 2.13–2.43× with glibc's default of up to 8 × cores.
+//! (glibc's own variable for the same parameter, which then wins). With 10
+//! rounds of 100 applications, idle RSS ended at 1.82× its start with two
+//! arenas and 2.13–2.43× with glibc's default of up to 8 × cores in one
+//! series; with this built-in limit, 1.84× and 1.93× in two later runs, and
+//! 1.78–1.81× with `MALLOC_ARENA_MAX=16` beside it, so single runs move by a
+//! few MB either way (docs/benchmarks.md, "Memory after applications leave").
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
