@@ -48,9 +48,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use newton_e2e::{
-    extract_speech, fixture, golden_path, orca_golden, orca_tests_skipped, summary_note,
-    update_goldens, workspace_root, Bridge, KeyPhase, Orca, OrcaVersion, SessionOptions,
-    SteppedReplay, TestSession,
+    extract_speech, fixture, golden_path, orca_golden, orca_tests_skipped, registry_key,
+    summary_note, update_goldens, workspace_root, Bridge, BusClient, KeyPhase, Orca, OrcaVersion,
+    SessionOptions, SteppedReplay, TestSession,
 };
 
 /// How long the legacy reference may take to answer one stdin command.
@@ -543,10 +543,26 @@ fn doc_100k() -> Scenario {
 // ---------------------------------------------------------------------------------------------
 // Keys, the way the Orca under test reads them (`Orca::key_event`).
 
-/// One key event: through the registry's DeviceEventController for Orca 43.1 (returns whether
-/// Orca consumed it), a real X key on `Press` for Orca 48 (returns `None` once Orca is idle
-/// again; `Release` does nothing, the X key was already released).
-fn notify_key(orca: &Orca, session: &mut TestSession, phase: KeyPhase, name: &str) -> Option<bool> {
+/// One key event: through the registry's DeviceEventController for Orca 43.1, on the run's one
+/// a11y-bus connection (returns whether Orca consumed it); for Orca 48, which reads keys from the
+/// X server, a real X key on `Press` (`Orca::key_event`; returns `None` once Orca is idle again;
+/// `Release` does nothing, the X key was already released).
+fn notify_key(
+    orca: &Orca,
+    session: &mut TestSession,
+    a11y: &BusClient,
+    phase: KeyPhase,
+    name: &str,
+) -> Option<bool> {
+    let from_x = OrcaVersion::current()
+        .unwrap_or_else(|e| panic!("which Orca runs: {e}"))
+        .reads_keys_from_x();
+    if !from_x {
+        return Some(
+            registry_key(a11y, phase, name)
+                .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}")),
+        );
+    }
     orca.key_event(session, phase, name)
         .unwrap_or_else(|e| panic!("key {name} ({phase:?}) for Orca: {e}"))
 }
@@ -842,6 +858,7 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
         .unwrap_or_else(|e| panic!("{}: Orca settles after starting: {e}", scenario.name));
     let orca_started = seconds_of_day(SystemTime::now());
     let steps_started = Instant::now();
+    let a11y = session.a11y_client().expect("connect to the a11y bus");
     let mut boundaries = vec![Boundary {
         side: None,
         label: "orca start".into(),
@@ -867,16 +884,16 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
             match &step.0 {
                 Act::Commits { settled, key, .. } => {
                     if let Some(name) = key {
-                        notify_key(&orca, &mut session, KeyPhase::Press, name);
+                        notify_key(&orca, &mut session, &a11y, KeyPhase::Press, name);
                     }
                     app.apply(&mut session, &bridge, scenario, *settled);
                     if let Some(name) = key {
-                        notify_key(&orca, &mut session, KeyPhase::Release, name);
+                        notify_key(&orca, &mut session, &a11y, KeyPhase::Release, name);
                     }
                 }
                 Act::Orca { command, .. } => {
                     let consumed = [KeyPhase::Press, KeyPhase::Release]
-                        .map(|phase| notify_key(&orca, &mut session, phase, command.key()));
+                        .map(|phase| notify_key(&orca, &mut session, &a11y, phase, command.key()));
                     // "Not consumed" also means the registry stopped waiting for a busy Orca,
                     // which then handles the key late; what Orca says is compared either way.
                     if consumed[0] == Some(false) {
@@ -902,7 +919,7 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
         // side ending with an Orca command, the next side's window went unannounced. A key
         // Orca does not consume, with no application left to receive it, resets that.
         for phase in [KeyPhase::Press, KeyPhase::Release] {
-            notify_key(&orca, &mut session, phase, "Left");
+            notify_key(&orca, &mut session, &a11y, phase, "Left");
         }
         orca.wait_idle(&mut session).unwrap_or_else(|e| {
             panic!(
