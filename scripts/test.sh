@@ -89,6 +89,9 @@ else
   orca48_root_s=$((SECONDS - orca48_start))
   NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
     --test orca_bridge --test bridge_orca --test live_app
+  # Speech parity under Orca 48.1: the two fixtures reviewed under it (tests/README.md "Orca 48").
+  NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
+    --test speech_parity -- --exact speech_parity_doc_small speech_parity_grid_small
   echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s, tests ran in $((SECONDS - orca48_start - orca48_root_s)) s" \
     | tee -a "$NEWTON_TEST_SUMMARY"
 fi

@@ -48,9 +48,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use newton_e2e::{
-    extract_speech, fixture, golden_path, orca_tests_skipped, registry_key, summary_note,
-    update_goldens, workspace_root, Bridge, BusClient, KeyPhase, Orca, SessionOptions,
-    SteppedReplay, TestSession,
+    extract_speech, fixture, golden_path, orca_golden, orca_tests_skipped, registry_key,
+    summary_note, update_goldens, workspace_root, Bridge, BusClient, KeyPhase, Orca, OrcaVersion,
+    SessionOptions, SteppedReplay, TestSession,
 };
 
 /// How long the legacy reference may take to answer one stdin command.
@@ -84,6 +84,10 @@ const ALLOW_LIST: &str = "docs/speech-allow.json";
 struct Allowed {
     /// The row of docs/compat.md, "Speech parity" (`S1`, …), and of the file's `rows`.
     row: String,
+    /// The Orca major versions (43, 48) the entry was reviewed under and applies to. Required:
+    /// no entry excuses a difference under an Orca nobody heard it with, and an entry is
+    /// reported unused only by a run under one of its Orcas.
+    orca: Vec<u32>,
     side: Side,
     step: String,
     text: String,
@@ -92,8 +96,8 @@ struct Allowed {
 impl Allowed {
     fn shown(&self) -> String {
         format!(
-            "{} {:?} {:?}: {:?}",
-            self.row, self.side, self.step, self.text
+            "{} (Orca {:?}) {:?} {:?}: {:?}",
+            self.row, self.orca, self.side, self.step, self.text
         )
     }
 }
@@ -119,6 +123,11 @@ fn allow_file() -> AllowFile {
     for (fixture, entries) in &file.fixtures {
         for entry in entries {
             assert!(
+                !entry.orca.is_empty(),
+                "{ALLOW_LIST}: {fixture}: {} names no Orca version",
+                entry.shown()
+            );
+            assert!(
                 file.rows.contains_key(&entry.row),
                 "{ALLOW_LIST}: {fixture}: row {} of {} is not in rows",
                 entry.row,
@@ -129,12 +138,19 @@ fn allow_file() -> AllowFile {
     file
 }
 
-/// The allow-list of one fixture (an empty list is written out as such in the file).
+/// The allow-list of one fixture for the Orca under test: the entries whose `orca` names its
+/// major version (an empty list is written out as such in the file).
 fn allow_list(fixture: &str) -> Vec<Allowed> {
+    let major = OrcaVersion::current()
+        .unwrap_or_else(|e| panic!("which Orca runs: {e}"))
+        .major();
     allow_file()
         .fixtures
         .remove(fixture)
         .unwrap_or_else(|| panic!("{ALLOW_LIST} has no list for fixture {fixture}"))
+        .into_iter()
+        .filter(|entry| entry.orca.contains(&major))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -525,13 +541,30 @@ fn doc_100k() -> Scenario {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Keys through the registry (as tests/tests/bridge_orca.rs does).
+// Keys, the way the Orca under test reads them (`Orca::key_event`).
 
-/// One key event through the registry's DeviceEventController; returns whether a listener
-/// (Orca) consumed it.
-fn notify_key(a11y: &BusClient, phase: KeyPhase, name: &str) -> bool {
-    registry_key(a11y, phase, name)
-        .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}"))
+/// One key event: through the registry's DeviceEventController for Orca 43.1, on the run's one
+/// a11y-bus connection (returns whether Orca consumed it); for Orca 48, which reads keys from the
+/// X server, a real X key on `Press` (`Orca::key_event`; returns `None` once Orca is idle again;
+/// `Release` does nothing, the X key was already released).
+fn notify_key(
+    orca: &Orca,
+    session: &mut TestSession,
+    a11y: &BusClient,
+    phase: KeyPhase,
+    name: &str,
+) -> Option<bool> {
+    let from_x = OrcaVersion::current()
+        .unwrap_or_else(|e| panic!("which Orca runs: {e}"))
+        .reads_keys_from_x();
+    if !from_x {
+        return Some(
+            registry_key(a11y, phase, name)
+                .unwrap_or_else(|e| panic!("inject {name} through the registry: {e}")),
+        );
+    }
+    orca.key_event(session, phase, name)
+        .unwrap_or_else(|e| panic!("key {name} ({phase:?}) for Orca: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -851,19 +884,19 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
             match &step.0 {
                 Act::Commits { settled, key, .. } => {
                     if let Some(name) = key {
-                        notify_key(&a11y, KeyPhase::Press, name);
+                        notify_key(&orca, &mut session, &a11y, KeyPhase::Press, name);
                     }
                     app.apply(&mut session, &bridge, scenario, *settled);
                     if let Some(name) = key {
-                        notify_key(&a11y, KeyPhase::Release, name);
+                        notify_key(&orca, &mut session, &a11y, KeyPhase::Release, name);
                     }
                 }
                 Act::Orca { command, .. } => {
                     let consumed = [KeyPhase::Press, KeyPhase::Release]
-                        .map(|phase| notify_key(&a11y, phase, command.key()));
+                        .map(|phase| notify_key(&orca, &mut session, &a11y, phase, command.key()));
                     // "Not consumed" also means the registry stopped waiting for a busy Orca,
                     // which then handles the key late; what Orca says is compared either way.
-                    if !consumed[0] {
+                    if consumed[0] == Some(false) {
                         summary_note(
                             "speech parity",
                             &format!(
@@ -886,7 +919,7 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
         // side ending with an Orca command, the next side's window went unannounced. A key
         // Orca does not consume, with no application left to receive it, resets that.
         for phase in [KeyPhase::Press, KeyPhase::Release] {
-            notify_key(&a11y, phase, "Left");
+            notify_key(&orca, &mut session, &a11y, phase, "Left");
         }
         orca.wait_idle(&mut session).unwrap_or_else(|e| {
             panic!(
@@ -1205,7 +1238,8 @@ fn reference_name(scenario: &Scenario, side: Side) -> String {
         Side::Legacy => "legacy",
         Side::Bridged => "bridged",
     };
-    format!("parity/orca-{}-{side}.json", scenario.name)
+    orca_golden(&format!("parity/orca-{}-{side}.json", scenario.name))
+        .unwrap_or_else(|e| panic!("which Orca runs: {e}"))
 }
 
 /// The utterance as the reference list keeps it: a text an allow-list entry with `#` matches
@@ -1548,6 +1582,15 @@ mod unit {
             "grid-10k",
             "doc-100k",
         ];
+        // The Orcas the tests run under (tests/README.md "Orca 48"): an entry for any other
+        // would never be checked for use.
+        for entry in file.fixtures.values().flatten() {
+            assert!(
+                entry.orca.iter().all(|major| [43, 48].contains(major)),
+                "{ALLOW_LIST}: {} names an Orca the tests do not run",
+                entry.shown()
+            );
+        }
         let listed: Vec<&str> = file.fixtures.keys().map(String::as_str).collect();
         let mut expected = scenarios.to_vec();
         expected.sort_unstable();
