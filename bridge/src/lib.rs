@@ -18,6 +18,7 @@ pub mod a11y_bus;
 mod accept;
 mod activation;
 mod app;
+mod driven;
 pub mod config;
 pub mod control;
 pub mod daemon;
