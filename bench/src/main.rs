@@ -23,6 +23,7 @@ mod report;
 mod restart;
 mod rounds;
 mod stats;
+mod threads;
 mod update_cost;
 mod updates;
 mod walks;
@@ -125,6 +126,8 @@ struct Args {
     restart_only: bool,
     /// `--fairness-only`: only the flooding-vs-quiet application latencies.
     fairness_only: bool,
+    /// `--threads-only`: only daemon threads and the Ping comparisons (one executor).
+    threads_only: bool,
     /// `--memory-rounds [ROUNDS APPS NODES]`: only the memory-return rounds.
     memory_rounds: Option<(usize, usize, usize)>,
     /// `--update-cost`: only the app-side `update_if_active` cost, newton vs accesskit_unix.
@@ -166,6 +169,7 @@ fn parse_args() -> Result<Option<Args>> {
         profile: None,
         restart_only: false,
         fairness_only: false,
+        threads_only: false,
         memory_rounds: None,
         update_cost: false,
         key_latency: false,
@@ -197,6 +201,7 @@ fn parse_args() -> Result<Option<Args>> {
                 };
                 args.update_cost_app = Some((number()?, number()?));
             }
+            "--threads-only" => args.threads_only = true,
             "--memory-rounds" => {
                 args.memory_rounds = Some(numbers_after(&mut it, [10, 100, 5000]));
             }
@@ -245,6 +250,8 @@ fn parse_args() -> Result<Option<Args>> {
                      --costly-calls [NODES]  only: six P2P clients looping Collection.GetMatches on a NODES-node\n\
                      \x20        application (default 199990), another application's latency and a new sender's\n\
                      \x20        connect time meanwhile (ratios against the same with the clients stopped)\n\
+                     --threads-only  only daemon threads with 1/10/50 applications and 10 P2P clients, and the\n\
+                     \x20        bridge's Ping beside the registry's and the bus's (NEWTON_BRIDGE_BIN_BEFORE=PATH adds a build)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
@@ -285,6 +292,7 @@ fn main() -> ExitCode {
             smoke,
             ..
         }) => run_costly_calls(out, nodes, smoke),
+        Some(args) if args.threads_only => run_threads_only(&args),
         Some(args) => run(args),
         None => Ok(()),
     });
@@ -463,6 +471,22 @@ fn run_costly_calls(out: &std::path::Path, nodes: usize, smoke: bool) -> Result<
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     println!("{}", costly::markdown(&result));
     println!("results: {}", path.display());
+    Ok(())
+}
+
+/// `--threads-only`: thread counts and Ping comparisons, the table on stdout and
+/// `threads.json` in the output directory.
+fn run_threads_only(args: &Args) -> Result<()> {
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let builds = threads::run(files, args.smoke)?;
+    let json = serde_json::to_string_pretty(&builds)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("threads.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", threads::markdown(&builds));
     Ok(())
 }
 

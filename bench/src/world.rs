@@ -48,6 +48,16 @@ impl World {
 
     /// [`World::start`] with extra environment variables for the bridge.
     pub fn start_with_env(files: PathBuf, bridge_env: &[(&str, &str)]) -> Result<World> {
+        World::start_binary(files, bridge_env, bridge_binary()?)
+    }
+
+    /// [`World::start_with_env`] with the bridge binary at `bridge`: how one run compares two
+    /// builds.
+    pub fn start_binary(
+        files: PathBuf,
+        bridge_env: &[(&str, &str)],
+        bridge: PathBuf,
+    ) -> Result<World> {
         let session = TestSession::start(SessionOptions {
             xvfb: false,
             atspi: true,
@@ -58,12 +68,12 @@ impl World {
             .a11y_bus_address()
             .ok_or_else(|| fail("the session has no accessibility bus"))?
             .to_owned();
-        World::with_session_env(session, &address, files, bridge_env)
+        World::with_session_env(session, &address, files, bridge_env, bridge)
     }
 
     /// Starts the bridge in `session`, serving the accessibility bus at `a11y_address`.
     pub fn with_session(session: TestSession, a11y_address: &str, files: PathBuf) -> Result<World> {
-        World::with_session_env(session, a11y_address, files, &[])
+        World::with_session_env(session, a11y_address, files, &[], bridge_binary()?)
     }
 
     fn with_session_env(
@@ -71,9 +81,10 @@ impl World {
         a11y_address: &str,
         files: PathBuf,
         bridge_env: &[(&str, &str)],
+        bridge: PathBuf,
     ) -> Result<World> {
         let socket = session.dir().join("bridge.sock");
-        let mut cmd = session.command(bridge_binary()?);
+        let mut cmd = session.command(bridge);
         cmd.envs(bridge_env.iter().copied())
             .env("AT_SPI_BUS_ADDRESS", a11y_address)
             .arg("serve")

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use async_executor::Executor;
+
 use tracing::{info, warn};
 
 /// Why the accessibility bus could not be found.
@@ -29,15 +31,27 @@ pub enum BusError {
 /// root-window property; the launcher always answers on the session bus, so
 /// that step adds nothing here.)
 pub async fn find_address() -> Result<String, BusError> {
+    find_address_with(None).await
+}
+
+/// [`find_address`] for the daemon: the session-bus connection's zbus tasks
+/// run on `executor`.
+pub async fn find_address_on(executor: &Executor<'static>) -> Result<String, BusError> {
+    find_address_with(Some(executor)).await
+}
+
+async fn find_address_with(executor: Option<&Executor<'static>>) -> Result<String, BusError> {
     if let Some(address) = std::env::var("AT_SPI_BUS_ADDRESS")
         .ok()
         .filter(|a| !a.is_empty())
     {
         return Ok(address);
     }
-    let session = zbus::Connection::session()
-        .await
-        .map_err(BusError::NoSessionBus)?;
+    let session = match executor {
+        Some(executor) => crate::driven::session(executor).await,
+        None => zbus::Connection::session().await,
+    }
+    .map_err(BusError::NoSessionBus)?;
     let reply = session
         .call_method(
             Some("org.a11y.Bus"),
@@ -54,7 +68,9 @@ pub async fn find_address() -> Result<String, BusError> {
         .map_err(BusError::NoLauncher)
 }
 
-/// Opens a new connection to the accessibility bus.
+/// Opens a new connection to the accessibility bus, with zbus's own
+/// executor thread: for the tools, which have no executor of their own.
+/// The daemon uses [`connect_on`].
 pub async fn connect(address: &str) -> Result<zbus::Connection, BusError> {
     let connect_error = |source| BusError::Connect {
         address: address.to_owned(),
@@ -67,28 +83,58 @@ pub async fn connect(address: &str) -> Result<zbus::Connection, BusError> {
         .map_err(connect_error)
 }
 
-/// Opens a connection whose every incoming message lands in the returned
-/// stream, from the first byte on: nothing a client sends right after
-/// connecting can be lost before we subscribe.
-pub async fn connect_with_stream(address: &str) -> Result<zbus::MessageStream, BusError> {
+/// Opens a new connection to the accessibility bus whose zbus tasks run on
+/// `executor` (see [`crate::driven`]).
+pub async fn connect_on(
+    address: &str,
+    executor: &Executor<'static>,
+) -> Result<zbus::Connection, BusError> {
     let connect_error = |source| BusError::Connect {
         address: address.to_owned(),
         source,
     };
-    zbus::connection::Builder::address(address)
+    let conn = zbus::connection::Builder::address(address)
         .map_err(connect_error)?
+        .internal_executor(false)
+        .build()
+        .await
+        .map_err(connect_error)?;
+    crate::driven::drive(&conn, executor);
+    Ok(conn)
+}
+
+/// Opens a connection whose every incoming message lands in the returned
+/// stream, from the first byte on: nothing a client sends right after
+/// connecting can be lost before we subscribe. Its zbus tasks run on
+/// `executor` (see [`crate::driven`]).
+pub async fn connect_with_stream(
+    address: &str,
+    executor: &Executor<'static>,
+) -> Result<zbus::MessageStream, BusError> {
+    let connect_error = |source| BusError::Connect {
+        address: address.to_owned(),
+        source,
+    };
+    let stream = zbus::connection::Builder::address(address)
+        .map_err(connect_error)?
+        .internal_executor(false)
         .build_message_stream()
         .await
-        .map_err(connect_error)
+        .map_err(connect_error)?;
+    crate::driven::drive(&zbus::Connection::from(&stream), executor);
+    Ok(stream)
 }
 
 /// Finds the bus, retrying with backoff (capped at 5 s) while the session is
 /// still starting, so the bridge can start before at-spi2-core does.
-pub async fn wait_for_address(give_up_after: Option<Duration>) -> Result<String, BusError> {
+pub async fn wait_for_address(
+    give_up_after: Option<Duration>,
+    executor: &Executor<'static>,
+) -> Result<String, BusError> {
     let started = std::time::Instant::now();
     let mut delay = Duration::from_millis(100);
     loop {
-        match find_address().await {
+        match find_address_on(executor).await {
             Ok(address) => {
                 info!(%address, "accessibility bus found");
                 return Ok(address);

@@ -98,8 +98,9 @@ impl BridgedApp {
         budget: Arc<newton_cache::ByteBudget>,
         to_sender: async_channel::Sender<BridgeMessage>,
         listeners: SharedListeners,
+        executor: &async_executor::Executor<'static>,
     ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
-        let (bus, incoming) = open_bus(a11y_address).await?;
+        let (bus, incoming) = open_bus(a11y_address, executor).await?;
         let state = AppState {
             replica: AppReplica::with_shared_budget(limits, budget),
             app_id: 0,
@@ -192,7 +193,7 @@ impl BridgedApp {
         a11y_address: &str,
         executor: &async_executor::Executor<'static>,
     ) -> Result<(), crate::a11y_bus::BusError> {
-        let (bus, incoming) = open_bus(a11y_address).await?;
+        let (bus, incoming) = open_bus(a11y_address, executor).await?;
         self.bus_watch
             .generation
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -722,8 +723,9 @@ pub fn wanted_message(surface: SurfaceId, wanted: bool) -> BridgeMessage {
 /// A new bus connection and the stream that receives everything sent to it.
 async fn open_bus(
     a11y_address: &str,
+    executor: &async_executor::Executor<'static>,
 ) -> Result<(Bus, zbus::MessageStream), crate::a11y_bus::BusError> {
-    let stream = crate::a11y_bus::connect_with_stream(a11y_address).await?;
+    let stream = crate::a11y_bus::connect_with_stream(a11y_address, executor).await?;
     let conn = zbus::Connection::from(&stream);
     let unique_name = conn
         .unique_name()

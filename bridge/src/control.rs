@@ -297,7 +297,10 @@ pub const BUS_NAME: &str = "org.freedesktop.a11y.NewtonBridge";
 /// warning, and the bridge serves on). Keep the returned guard until
 /// shutdown: dropping it removes the status socket.
 pub fn start(daemon: &Arc<Daemon>, sender_socket: &Path) -> Option<StatusSocket> {
-    daemon.executor.spawn(own_bus_name()).detach();
+    daemon
+        .executor
+        .spawn(own_bus_name(daemon.executor.clone()))
+        .detach();
     let status = bind(sender_socket)
         .map_err(|e| warn!("no status socket ({e}); `status` will not work"))
         .ok()?;
@@ -314,8 +317,8 @@ pub fn start(daemon: &Arc<Daemon>, sender_socket: &Path) -> Option<StatusSocket>
 /// Owns [`BUS_NAME`] on the session bus for as long as the daemon runs.
 /// Without a session bus (or with the name taken) the bridge still works;
 /// only activation by name does not.
-async fn own_bus_name() {
-    let conn = match zbus::Connection::session().await {
+async fn own_bus_name(executor: Arc<async_executor::Executor<'static>>) {
+    let conn = match crate::driven::session(&executor).await {
         Ok(conn) => conn,
         Err(e) => {
             debug!("no session bus ({e}); not claiming {BUS_NAME}");

@@ -106,10 +106,10 @@ impl Daemon {
             // address is retried without its guid= part.
             let address = match &self.explicit_address {
                 Some(address) => Ok(a11y_bus::without_guid(address)),
-                None => a11y_bus::find_address().await,
+                None => a11y_bus::find_address_on(&self.executor).await,
             };
             let connected = match address {
-                Ok(address) => a11y_bus::connect(&address)
+                Ok(address) => a11y_bus::connect_on(&address, &self.executor)
                     .await
                     .map(|conn| (address, conn)),
                 Err(error) => Err(error),
@@ -237,7 +237,7 @@ async fn serve(
     let bound = socket::listen(&path)?;
     let a11y_address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
         Some(address) => address,
-        None => a11y_bus::wait_for_address(None).await?,
+        None => a11y_bus::wait_for_address(None, &executor).await?,
     };
     let limits = Limits {
         max_nodes: args.max_nodes,
@@ -280,7 +280,7 @@ async fn serve(
         p2p_dir: p2p_dir(&path),
         lingering: std::sync::atomic::AtomicUsize::new(0),
     });
-    let control = a11y_bus::connect(&daemon.a11y_address()).await?;
+    let control = a11y_bus::connect_on(&daemon.a11y_address(), &executor).await?;
     executor
         .spawn(listeners::watch_bus(daemon.clone(), control))
         .detach();

@@ -21,6 +21,7 @@ mod app;
 pub mod config;
 pub mod control;
 pub mod daemon;
+mod driven;
 mod fault;
 mod heavy;
 mod keys;

@@ -173,7 +173,7 @@ fn first_two_strings(signal: &zbus::Message) -> zbus::Result<(String, String)> {
 /// launcher and by Orca). Without a session bus it stays false and only
 /// registered listeners count.
 pub async fn watch_enabled(daemon: Arc<Daemon>) {
-    let Ok(session) = zbus::Connection::session().await else {
+    let Ok(session) = crate::driven::session(&daemon.executor).await else {
         return debug!("no session bus: AT presence follows registered listeners only");
     };
     let Ok(proxy) = zbus::fdo::PropertiesProxy::builder(&session)

@@ -123,7 +123,12 @@ async fn serve_peer(stream: UnixStream, app: &Arc<BridgedApp>, executor: &Execut
     // sends its first call right after the handshake.
     let handshake = async {
         match zbus::connection::Builder::async_io_unix_stream(stream).server(guid) {
-            Ok(builder) => builder.p2p().build_message_stream().await.map(Some),
+            Ok(builder) => builder
+                .p2p()
+                .internal_executor(false)
+                .build_message_stream()
+                .await
+                .map(Some),
             Err(e) => Err(e),
         }
     };
@@ -135,6 +140,7 @@ async fn serve_peer(stream: UnixStream, app: &Arc<BridgedApp>, executor: &Execut
     match outcome {
         Ok(Some(incoming)) => {
             debug!(app = %app.info.name, "peer-to-peer client connected");
+            crate::driven::drive(&zbus::Connection::from(&incoming), executor);
             app.serve_on(incoming, executor);
         }
         Ok(None) => warn_limited(

@@ -598,6 +598,7 @@ impl Connection {
             self.daemon.replica_budget.clone(),
             to_sender,
             self.daemon.listeners.clone(),
+            &self.daemon.executor,
         )
         .await
         {
