@@ -12,10 +12,13 @@
 
 use crate::calls::{bus, launcher, Method};
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The message bus daemon that runs the private session bus (Debian package
+/// dbus-daemon).
+pub const BUS_DAEMON: &str = "dbus-daemon";
 /// at-spi2-core's accessibility bus launcher (Debian's path).
 pub const BUS_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
 /// at-spi2-core's registry daemon (Debian's path).
@@ -31,6 +34,21 @@ const PROBE_INTERVAL: Duration = Duration::from_millis(50);
 pub fn launcher_args(is_enabled: bool) -> [&'static str; 2] {
     let a11y = if is_enabled { "--a11y=1" } else { "--a11y=0" };
     ["--launch-immediately", a11y]
+}
+
+/// dbus-daemon's arguments for a private session bus: the configuration file
+/// `config` (`None`: the system's session configuration), in the foreground,
+/// printing its address as the first line of its standard output.
+pub fn session_bus_args(config: Option<&Path>) -> Vec<String> {
+    let config = match config {
+        Some(file) => format!("--config-file={}", file.display()),
+        None => "--session".to_owned(),
+    };
+    vec![
+        config,
+        "--nofork".to_owned(),
+        "--print-address=1".to_owned(),
+    ]
 }
 
 /// Why a start-up step failed. `E` is what the caller's liveness check
@@ -254,12 +272,12 @@ impl PrivateSession {
     }
 
     fn start_session_bus(&mut self) -> Result<String, SessionError> {
-        let mut child = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
+        let mut child = Command::new(BUS_DAEMON)
+            .args(session_bus_args(None))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|source| spawn_error("dbus-daemon", source, "dbus-daemon"))?;
+            .map_err(|source| spawn_error(BUS_DAEMON, source, "dbus-daemon"))?;
         let stdout = child.stdout.take();
         self.children.push(child);
         let mut line = String::new();

@@ -10,16 +10,12 @@
 //! threads run); `LISTEN_PID` already keeps a child from taking them, and
 //! the fd is marked close-on-exec so no child inherits it.
 
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::io::{fcntl_setfd, FdFlags};
 use rustix::net::{sockopt, AddressFamily, SocketType};
-
-/// `SD_LISTEN_FDS_START`: the first passed fd.
-const LISTEN_FDS_START: i32 = 3;
 
 /// Why the passed socket cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -73,22 +69,9 @@ pub fn passed_count(
 /// The listening socket passed to this process, if any, with the path it
 /// is bound to. Takes fd 3 at most once per process.
 pub fn passed_listener() -> Result<Option<(UnixListener, Option<PathBuf>)>, ActivationError> {
-    static TAKEN: AtomicBool = AtomicBool::new(false);
-    let pid = std::env::var("LISTEN_PID").ok();
-    let fds = std::env::var("LISTEN_FDS").ok();
-    match passed_count(pid.as_deref(), fds.as_deref(), std::process::id())? {
-        0 => return Ok(None),
-        1 => {}
-        other => return Err(ActivationError::NotOne(other)),
-    }
-    if TAKEN.swap(true, Ordering::SeqCst) {
+    let Some(fd) = crate::unsafe_os::take_passed_fd()? else {
         return Ok(None);
-    }
-    // SAFETY: sd_listen_fds(3): the service manager opened fd 3 for this
-    // process (LISTEN_PID is ours) and nothing else in the bridge owns it;
-    // TAKEN makes sure it is wrapped only once.
-    #[allow(unsafe_code)]
-    let fd = unsafe { OwnedFd::from_raw_fd(LISTEN_FDS_START) };
+    };
     check_listener(&fd)?;
     fcntl_setfd(&fd, FdFlags::CLOEXEC)
         .map_err(|e| ActivationError::NotAUnixListener(format!("cannot set close-on-exec: {e}")))?;

@@ -50,7 +50,7 @@ pub fn trim_soon(executor: &async_executor::Executor<'static>) {
         .spawn(async {
             async_io::Timer::after(TRIM_DELAY).await;
             PENDING.store(false, Ordering::Release);
-            let released = blocking::unblock(trim).await;
+            let released = blocking::unblock(crate::unsafe_os::malloc_trim).await;
             tracing::debug!(
                 released,
                 "returned freed heap memory to the system (malloc_trim)"
@@ -70,37 +70,7 @@ pub fn limit_arenas() {
     if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
         return;
     }
-    if !set_arena_max(MAX_ARENAS) {
+    if !crate::unsafe_os::set_arena_max(MAX_ARENAS) {
         tracing::debug!("the C library refused M_ARENA_MAX; its default applies");
     }
-}
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn set_arena_max(arenas: i32) -> bool {
-    // SAFETY: mallopt takes no pointers; M_ARENA_MAX only bounds how many
-    // arenas glibc creates from now on.
-    unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) == 1 }
-}
-
-/// Other C libraries: nothing to set.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn set_arena_max(_arenas: i32) -> bool {
-    true
-}
-
-/// `malloc_trim(0)`: true when memory was released.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn trim() -> bool {
-    // SAFETY: malloc_trim takes no pointers and only walks glibc's own
-    // arenas under their locks; it is safe to call from any thread at any
-    // time.
-    unsafe { libc::malloc_trim(0) == 1 }
-}
-
-/// Other C libraries: nothing to do.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim() -> bool {
-    false
 }

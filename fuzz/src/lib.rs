@@ -18,6 +18,8 @@
 //!   commit (1 + byte % 3), the rest is decoded as consecutive postcard
 //!   `TreeUpdate`s.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 
 pub mod input;

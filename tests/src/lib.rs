@@ -22,6 +22,7 @@ mod lock;
 mod orca;
 mod paths;
 mod process;
+pub mod raw_sender;
 mod session;
 mod stepped;
 mod summary;

@@ -418,12 +418,10 @@ impl TestSession {
     }
 
     fn start_session_bus(&mut self) -> Result<()> {
-        let mut cmd = self.command("dbus-daemon");
-        cmd.arg(format!(
-            "--config-file={}",
-            self.dir.join("session-bus.conf").display()
-        ))
-        .args(["--print-address=1", "--nofork"]);
+        let mut cmd = self.command(private_session::BUS_DAEMON);
+        cmd.args(private_session::session_bus_args(Some(
+            &self.dir.join("session-bus.conf"),
+        )));
         let index = self.spawn_inner("dbus-session", cmd, true)?;
         let address = self.first_stdout_line(index, "its address")?;
         self.set_env("DBUS_SESSION_BUS_ADDRESS", &address);

@@ -12,9 +12,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use accesskit::{Node, NodeId, TreeId, TreeUpdate};
 use newton_e2e::{fixture, Bridge, SessionOptions, TestSession};
 use newton_producer::Sender;
-use newton_push_protocol::{RecordedLine, SenderMessage};
+use newton_push_protocol::{RecordedLine, SenderMessage, SurfaceId};
 use zbus::zvariant::OwnedValue;
 
 const BASIC: &str = "generated-small/basic.jsonl";
@@ -165,12 +166,10 @@ impl Bridged {
     }
 
     /// Pushes one update and its commit, and waits until the bridge applied them.
-    fn push(&self, update: serde_json::Value, serial: u64) {
-        let update: SenderMessage =
-            serde_json::from_value(serde_json::json!({ "update": update })).expect("update");
-        let commit: SenderMessage =
-            serde_json::from_value(serde_json::json!({"commit": {"surface": 1, "serial": serial}}))
-                .expect("commit");
+    fn push(&self, update: TreeUpdate, serial: u64) {
+        let surface = SurfaceId(1);
+        let update = SenderMessage::Update { surface, update };
+        let commit = SenderMessage::Commit { surface, serial };
         self.sender.send(&update).expect("send update");
         self.sender.send(&commit).expect("send commit");
         self.sender
@@ -552,25 +551,21 @@ fn a_removed_node_is_an_unknown_object() {
 
     // The window node as first pushed, without the slider (node 6) among its children.
     let mut window_node = first_update_node(&bridged.lines, 1);
-    let children = window_node["properties"]["children"]
-        .as_array()
-        .expect("window children")
+    let children: Vec<NodeId> = window_node
+        .children()
         .iter()
-        .filter(|c| c.as_u64() != Some(6))
-        .cloned()
-        .collect::<Vec<_>>();
-    window_node["properties"]["children"] = serde_json::Value::Array(children);
+        .copied()
+        .filter(|&c| c != NodeId(6))
+        .collect();
+    window_node.set_children(children);
     let last_serial = last_commit_serial(&bridged.lines);
     bridged.push(
-        serde_json::json!({
-            "surface": 1,
-            "update": {
-                "nodes": [[1, window_node]],
-                "tree": null,
-                "treeId": "00000000-0000-0000-0000-000000000000",
-                "focus": 2
-            }
-        }),
+        TreeUpdate {
+            nodes: vec![(NodeId(1), window_node)],
+            tree: None,
+            tree_id: TreeId::ROOT,
+            focus: NodeId(2),
+        },
         last_serial + 1,
     );
 
@@ -600,20 +595,20 @@ fn a_removed_node_is_an_unknown_object() {
     bridged.finish();
 }
 
-/// The JSON of node `id` in the recording's first update.
-fn first_update_node(lines: &[RecordedLine], id: u64) -> serde_json::Value {
+/// Node `id` as the recording's first update carries it.
+fn first_update_node(lines: &[RecordedLine], id: u64) -> Node {
     let update = lines
         .iter()
-        .filter_map(|l| l.message.as_ref())
-        .find(|m| matches!(m, SenderMessage::Update { .. }))
+        .find_map(|l| match &l.message {
+            Some(SenderMessage::Update { update, .. }) => Some(update),
+            _ => None,
+        })
         .expect("the recording has an update");
-    let json = serde_json::to_value(update).expect("update as JSON");
-    json["update"]["update"]["nodes"]
-        .as_array()
-        .expect("nodes")
+    update
+        .nodes
         .iter()
-        .find(|pair| pair[0].as_u64() == Some(id))
-        .map(|pair| pair[1].clone())
+        .find(|(node_id, _)| *node_id == NodeId(id))
+        .map(|(_, node)| node.clone())
         .unwrap_or_else(|| panic!("node {id} not in the first update"))
 }
 
@@ -798,15 +793,18 @@ fn activation_trace(order: FocusOrder) -> ActivationTrace {
         .expect("application on the desktop");
 
     // Marker: focus the check box (node 3).
-    let marker: SenderMessage = serde_json::from_value(serde_json::json!({"update": {
-        "surface": 1,
-        "update": {"nodes": [], "tree": null,
-                   "treeId": "00000000-0000-0000-0000-000000000000", "focus": 3}}}))
-    .expect("marker update");
+    let surface = SurfaceId(1);
+    let marker = SenderMessage::Update {
+        surface,
+        update: TreeUpdate {
+            nodes: vec![],
+            tree: None,
+            tree_id: TreeId::ROOT,
+            focus: NodeId(3),
+        },
+    };
     let serial = last_commit_serial(&lines) + 1;
-    let commit: SenderMessage =
-        serde_json::from_value(serde_json::json!({"commit": {"surface": 1, "serial": serial}}))
-            .expect("commit");
+    let commit = SenderMessage::Commit { surface, serial };
     sender.send(&marker).expect("send marker");
     sender.send(&commit).expect("send marker commit");
     sender

@@ -17,7 +17,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use newton_e2e::raw_sender::{frame, hello};
 use newton_e2e::{py_script, python, wait_until, TestSession};
+use newton_push_protocol::{SenderMessage, SurfaceId};
 use serde_json::{json, Value};
 
 /// Bound for every wait: generous, the machine is shared.
@@ -92,19 +94,15 @@ fn try_connect(socket: &Path) -> Option<UnixStream> {
     Some(UnixStream::from(fd))
 }
 
-fn frame(payload: &[u8]) -> Vec<u8> {
-    let mut bytes = u32::try_from(payload.len())
-        .expect("small frame")
-        .to_le_bytes()
-        .to_vec();
-    bytes.extend_from_slice(payload);
-    bytes
+fn hello_frame(name: &str) -> Vec<u8> {
+    let mut hello = hello(name);
+    hello.app.app_id = "org.newton.exhaustion".into();
+    frame(&serde_json::to_vec(&hello).expect("JSON"))
 }
 
-fn hello_frame(name: &str) -> Vec<u8> {
-    let hello = json!({"protocol": 1, "encoding": "json", "app": {
-        "appId": "org.newton.exhaustion", "name": name}});
-    frame(&serde_json::to_vec(&hello).expect("JSON"))
+/// One protocol message as a wire frame, for tests that write many before reading.
+fn message_frame(message: &SenderMessage) -> Vec<u8> {
+    frame(&serde_json::to_vec(message).expect("JSON"))
 }
 
 /// Whatever the bridge wrote to a non-blocking stream so far, and whether it closed.
@@ -613,7 +611,10 @@ fn producer_strings_cannot_forge_or_flood_the_log() {
     evil.show_window(1, "Evil window", "Evil", 2);
     // 50 bad commits, one warning line each before: now one line per rule per interval.
     for serial in 1..=50u64 {
-        evil.send(&json!({"commit": {"surface": 99, "serial": serial}}));
+        evil.send_message(&SenderMessage::Commit {
+            surface: SurfaceId(99),
+            serial,
+        });
     }
     let answers = evil.sync();
     let rejected = answers
@@ -626,8 +627,7 @@ fn producer_strings_cannot_forge_or_flood_the_log() {
     // A 10 MB hello: refused before it is buffered, not echoed, not logged.
     let mut big = UnixStream::connect(&socket).expect("connect");
     let name = "\u{1b}]0;pwned\u{7}\n".repeat(10 * 1024 * 1024 / 12);
-    let hello = json!({"protocol": 1, "app": {"appId": "a", "name": name}});
-    let payload = serde_json::to_vec(&hello).expect("JSON");
+    let payload = serde_json::to_vec(&hello(&name)).expect("JSON");
     // The bridge may close before all is written: ignore the write's result.
     let _ = big.write_all(&frame(&payload));
     let (reason, replies) = closing_reason(&mut big);
@@ -637,6 +637,8 @@ fn producer_strings_cannot_forge_or_flood_the_log() {
     // A small hello whose bad field quotes a big, hostile value.
     let mut bad = UnixStream::connect(&socket).expect("connect");
     let value = "\u{1b}[31m\nINFO forged\n".repeat(2000);
+    // Deliberately malformed (a string where the pid number goes): the protocol's types
+    // cannot express it, so the raw JSON.
     let hello = json!({"protocol": 1, "app": {"appId": "a", "name": "A", "pid": value}});
     bad.write_all(&frame(&serde_json::to_vec(&hello).expect("JSON")))
         .expect("write");
@@ -697,10 +699,12 @@ fn bad_commits_then_sync(socket: &Path, name: &str, bad: u64) -> Vec<Value> {
     let mut stream = UnixStream::connect(socket).expect("connect");
     let mut bytes = hello_frame(name);
     for serial in 1..=bad {
-        let commit = json!({"commit": {"surface": 7, "serial": serial}});
-        bytes.extend(frame(&serde_json::to_vec(&commit).expect("JSON")));
+        bytes.extend(message_frame(&SenderMessage::Commit {
+            surface: SurfaceId(7),
+            serial,
+        }));
     }
-    bytes.extend(frame(br#"{"sync":{"serial":424242}}"#));
+    bytes.extend(message_frame(&SenderMessage::Sync { serial: 424242 }));
     let writer = stream.try_clone().expect("clone");
     let writing = std::thread::spawn(move || {
         let mut writer = writer;

@@ -10,7 +10,6 @@
 //! `cargo build -p newton-atspi-bridge`. `NEWTON_FAULT_CYCLE_SECONDS` bounds the connect/
 //! disconnect cycles (default 60). No Xvfb, no Orca.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -74,15 +73,9 @@ fn a_sender_stalled_mid_frame_keeps_its_tree_and_stalls_nobody() {
     })
     .expect("JSON encodes");
     let half = payload.len() / 2;
-    let mut bytes = u32::try_from(payload.len())
-        .expect("small")
-        .to_le_bytes()
-        .to_vec();
-    bytes.extend_from_slice(payload.get(..half).unwrap_or_default());
-    stalled
-        .stream
-        .write_all(&bytes)
-        .expect("write half a frame");
+    let frame = newton_e2e::raw_sender::frame(&payload);
+    let torn = frame.get(..4 + half).expect("a whole frame");
+    stalled.write_bytes(torn);
     std::thread::sleep(Duration::from_secs(2));
 
     // Everyone else is served, and the stalled app's last committed tree is still answered.

@@ -52,7 +52,7 @@ fn big_tree(groups: u64, items: u64) -> TreeUpdate {
 
 /// Sends the big tree as surface 1 of a new application and waits until it applied.
 fn big_app(socket: &Path, name: &str, groups: u64, items: u64) -> RawSender {
-    let mut sender = RawSender::connect(socket, name);
+    let mut sender = RawSender::connect_within(socket, name, WAIT);
     sender.create_surface(1, "Huge");
     sender.commit(1, big_tree(groups, items));
     let replies = sender.sync();
@@ -167,7 +167,7 @@ fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
         &["--max-app-bytes", "2000000", "--max-total-bytes", "3000000"],
     );
     // 2,000 buttons ≈ 0.43 MB estimated (200 bytes a node plus its label): fits.
-    let mut first = RawSender::connect(&socket, "Budget one");
+    let mut first = RawSender::connect_within(&socket, "Budget one", WAIT);
     first.show_window(1, "One", "Button", 2_000);
     // A 1.6 MB label on one button takes the application over 2 MB.
     first.commit(1, relabel(5, &"x".repeat(1_600_000)));
@@ -188,9 +188,9 @@ fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
     assert!(labels.iter().any(|l| l == "Button 5"), "{labels:?}");
 
     // Two more applications of about 1.53 MB each: the third would pass 3 MB in all.
-    let mut second = RawSender::connect(&socket, "Budget two");
+    let mut second = RawSender::connect_within(&socket, "Budget two", WAIT);
     second.show_window(1, "Two", "Button", 7_000);
-    let mut third = RawSender::connect(&socket, "Budget three");
+    let mut third = RawSender::connect_within(&socket, "Budget three", WAIT);
     third.create_surface(1, "Three");
     third.commit(1, window("Three", "Button", 7_000));
     let replies = third.sync();
@@ -337,7 +337,7 @@ fn a_lost_bus_connection_is_replaced_and_the_application_comes_back() {
         &[],
         &[("NEWTON_ATSPI_TEST_CLOSE_BUS_ON_LABEL", "drop the bus")],
     );
-    let mut app = RawSender::connect(&socket, "Dropped app");
+    let mut app = RawSender::connect_within(&socket, "Dropped app", WAIT);
     app.show_window(1, "Dropped", "Button", 5);
     let client = Client::connect(&a11y_address(&session));
     let first_bus = client.app_bus("Dropped app");

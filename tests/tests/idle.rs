@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use newton_e2e::raw_sender::as_received;
 use newton_e2e::{bridge_binary, wait_until, BusClient, SessionOptions, TestSession};
-use serde_json::json;
+use newton_push_protocol::{BridgeMessage, SurfaceId};
 
 const WAIT: Duration = Duration::from_secs(60);
 /// Unused here; the shared support module's query mix wants it.
@@ -163,7 +164,9 @@ fn no_at_no_cost_bridge_sleeps_while_senders_are_silent() {
     let mut sender = RawSender::connect(&socket, "Chatty app");
     let messages = sender.show_window(1, "Chatty", "Count", 1);
     assert!(
-        messages.contains(&json!({"updatesUnwanted": {"surface": 1}})),
+        messages.contains(&as_received(&BridgeMessage::UpdatesUnwanted {
+            surface: SurfaceId(1)
+        })),
         "precondition: no AT, so the surface is unwanted; got {messages:?}"
     );
 

@@ -13,17 +13,18 @@
 //!
 //! Needs the bridge binary: `cargo build -p newton-atspi-bridge` first.
 
-use std::io::{ErrorKind, Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
+use accesskit::{Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
+use newton_e2e::raw_sender::{as_received, button, frame, RawSender, Received};
 use newton_e2e::{
     bridge_binary, fixture, python, wait_until, BusClient, SessionOptions, TestSession,
 };
+use newton_push_protocol::{BridgeMessage, SenderMessage, SurfaceId};
 use rustix::process::{kill_process, Pid, Signal};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Bound for every wait: generous, the machine is shared.
 const WAIT: Duration = Duration::from_secs(60);
@@ -312,177 +313,59 @@ fn children_of(pid: u32) -> Vec<u32> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A raw sender: JSON frames over the socket, so a test controls every byte.
+// What the senders push (newton_e2e's raw sender, so a test controls every byte).
 // ---------------------------------------------------------------------------------------------
 
-enum Received {
-    Message(Value),
-    Timeout,
-    Closed,
-}
-
-struct RawSender {
-    stream: UnixStream,
-    pending: Vec<u8>,
-    next_serial: u64,
-}
-
-fn frame(message: &Value) -> Vec<u8> {
-    let payload = serde_json::to_vec(message).expect("JSON encodes");
-    let length = u32::try_from(payload.len()).expect("small frame");
-    let mut bytes = length.to_le_bytes().to_vec();
-    bytes.extend_from_slice(&payload);
-    bytes
-}
-
-fn hello(name: &str) -> Value {
-    json!({"protocol": 1, "encoding": "json", "app": {
-        "appId": format!("org.newton.lifecycle.{}", name.replace(' ', "-")),
-        "name": name, "pid": null, "toolkitName": "lifecycle-test", "toolkitVersion": "1"}})
-}
-
-/// A window (node 1) with a button (2) and a status label (3).
-fn window_tree(title: &str, button: &str) -> Value {
-    json!({
-        "nodes": [
-            [1, {"role": "window", "actions": 0, "childActions": 0, "flags": 0,
-                 "properties": {"children": [2, 3], "label": title}}],
-            [2, button_node(button)],
-            [3, {"role": "label", "actions": 0, "childActions": 0, "flags": 0,
-                 "properties": {"value": "Ready"}}]
+/// A window (node 1) with a button (2) and a status label (3), focus on the button.
+fn window_tree(title: &str, button_label: &str) -> TreeUpdate {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2), NodeId(3)]);
+    window.set_label(title);
+    let mut status = Node::new(Role::Label);
+    status.set_value("Ready");
+    TreeUpdate {
+        nodes: vec![
+            (NodeId(1), window),
+            (NodeId(2), button(button_label)),
+            (NodeId(3), status),
         ],
-        "tree": {"root": 1, "toolkitName": null, "toolkitVersion": null},
-        "treeId": "00000000-0000-0000-0000-000000000000",
-        "focus": 2
-    })
-}
-
-fn button_node(label: &str) -> Value {
-    json!({"role": "button", "actions": 1, "childActions": 0, "flags": 0,
-           "properties": {"label": label}})
+        tree: Some(TreeInfo::new(NodeId(1))),
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    }
 }
 
 /// The button relabelled: the smallest update a toolkit sends.
-fn relabel(label: &str) -> Value {
-    json!({"nodes": [[2, button_node(label)]], "tree": null,
-           "treeId": "00000000-0000-0000-0000-000000000000", "focus": 2})
+fn relabel(label: &str) -> TreeUpdate {
+    TreeUpdate {
+        nodes: vec![(NodeId(2), button(label))],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    }
 }
 
-impl RawSender {
-    /// Connects, sends the hello and waits for the welcome.
-    fn connect(socket: &Path, name: &str) -> RawSender {
-        let stream = UnixStream::connect(socket)
-            .unwrap_or_else(|e| panic!("connect to {}: {e}", socket.display()));
-        let mut sender = RawSender {
-            stream,
-            pending: Vec::new(),
-            next_serial: 1,
-        };
-        sender.send(&hello(name));
-        match sender.recv(WAIT) {
-            Received::Message(m) if m.get("welcome").is_some() => sender,
-            Received::Message(m) => panic!("expected the welcome, got {m}"),
-            Received::Timeout => panic!("no welcome within {WAIT:?}"),
-            Received::Closed => panic!("the bridge closed the connection instead of welcoming"),
-        }
-    }
+/// Creates a surface holding [`window_tree`] and waits until it landed cleanly; returns the
+/// bridge messages meanwhile.
+fn show_window(sender: &mut RawSender, surface: u32, title: &str) -> Vec<Value> {
+    sender.show_tree(surface, title, window_tree(title, "OK"))
+}
 
-    fn send(&mut self, message: &Value) {
-        self.write_raw(&frame(message));
-    }
+/// `message` as the JSON the bridge sends.
+fn wanted(surface: u32) -> Value {
+    as_received(&BridgeMessage::UpdatesWanted {
+        surface: SurfaceId(surface),
+    })
+}
 
-    fn write_raw(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).expect("write to the bridge");
-    }
+fn unwanted(surface: u32) -> Value {
+    as_received(&BridgeMessage::UpdatesUnwanted {
+        surface: SurfaceId(surface),
+    })
+}
 
-    fn serial(&mut self) -> u64 {
-        self.next_serial += 1;
-        self.next_serial
-    }
-
-    /// The next bridge message, waiting at most `timeout`.
-    fn recv(&mut self, timeout: Duration) -> Received {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(payload) = self.take_frame() {
-                let message = serde_json::from_slice(&payload)
-                    .unwrap_or_else(|e| panic!("bridge frame is not JSON ({e})"));
-                return Received::Message(message);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Received::Timeout;
-            }
-            let _ = self.stream.set_read_timeout(Some(left));
-            let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Received::Closed,
-                Ok(n) => self
-                    .pending
-                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) => {}
-                Err(_) => return Received::Closed,
-            }
-        }
-    }
-
-    fn take_frame(&mut self) -> Option<Vec<u8>> {
-        let prefix: [u8; 4] = self.pending.get(..4)?.try_into().ok()?;
-        let end = 4 + u32::from_le_bytes(prefix) as usize;
-        let payload = self.pending.get(4..end)?.to_vec();
-        self.pending.drain(..end);
-        Some(payload)
-    }
-
-    /// Waits until the bridge processed everything sent so far; returns the messages that came
-    /// before `syncDone`. Panics on a rejection or an error.
-    fn sync(&mut self) -> Vec<Value> {
-        let serial = self.serial();
-        self.send(&json!({"sync": {"serial": serial}}));
-        let mut before = Vec::new();
-        loop {
-            match self.recv(WAIT) {
-                Received::Message(m) if m["syncDone"]["serial"] == serial => return before,
-                Received::Message(m) => {
-                    assert!(
-                        m.get("rejected").is_none() && m.get("error").is_none(),
-                        "the bridge refused something: {m}"
-                    );
-                    before.push(m);
-                }
-                Received::Timeout => panic!("no syncDone {serial} within {WAIT:?}"),
-                Received::Closed => panic!("the bridge closed the connection during sync"),
-            }
-        }
-    }
-
-    /// Creates a surface and commits its full tree; returns the bridge messages meanwhile.
-    fn show_window(&mut self, surface: u32, title: &str) -> Vec<Value> {
-        self.send(&json!({"createSurface": {"surface": surface, "title": title}}));
-        self.send(&json!({"update": {"surface": surface, "update": window_tree(title, "OK")}}));
-        let serial = self.serial();
-        self.send(&json!({"commit": {"surface": surface, "serial": serial}}));
-        self.send(&json!({"focus": {"surface": surface}}));
-        self.sync()
-    }
-
-    /// Every message until the bridge closes the connection (bounded).
-    fn drain_until_closed(&mut self) -> Vec<Value> {
-        let mut messages = Vec::new();
-        loop {
-            match self.recv(WAIT) {
-                Received::Message(m) => messages.push(m),
-                Received::Closed => return messages,
-                Received::Timeout => {
-                    panic!("the bridge kept the connection open; got {messages:?}")
-                }
-            }
-        }
-    }
+fn as_json(update: &TreeUpdate) -> String {
+    serde_json::to_string(update).expect("a tree update encodes")
 }
 
 fn socket_in(desk: &Desk) -> PathBuf {
@@ -660,8 +543,8 @@ fn sender_dying_mid_frame_removes_only_its_application() {
         .arg(DOOMED_SENDER_PY)
         .arg(&socket)
         .arg("Killed app")
-        .arg(window_tree("Killed app", "OK").to_string())
-        .arg(relabel("Never shown").to_string());
+        .arg(as_json(&window_tree("Killed app", "OK")))
+        .arg(as_json(&relabel("Never shown")));
     let doomed = desk
         .session
         .spawn("killed-sender", cmd)
@@ -677,10 +560,19 @@ fn sender_dying_mid_frame_removes_only_its_application() {
 
     // Closed mid-frame (length prefix promising more than follows).
     let mut closing = RawSender::connect(&socket, "Closed app");
-    closing.show_window(1, "Closed app");
+    show_window(&mut closing, 1, "Closed app");
     desk.wait_for_app("Closed app");
-    let commit = frame(&json!({"commit": {"surface": 1, "serial": 99}}));
-    closing.write_raw(commit.get(..6).expect("a frame longer than 6 bytes"));
+    // Deliberately torn: the first 6 bytes of a commit frame, then the socket closes.
+    let commit = serde_json::to_vec(&SenderMessage::Commit {
+        surface: SurfaceId(1),
+        serial: 99,
+    })
+    .expect("a commit encodes");
+    closing.write_bytes(
+        frame(&commit)
+            .get(..6)
+            .expect("a frame longer than 6 bytes"),
+    );
     drop(closing);
 
     desk.wait_app_gone("Killed app");
@@ -694,7 +586,7 @@ fn sender_dying_mid_frame_removes_only_its_application() {
         "the application beside them is unchanged"
     );
     let mut newcomer = RawSender::connect(&socket, "Newcomer");
-    newcomer.show_window(1, "Newcomer");
+    show_window(&mut newcomer, 1, "Newcomer");
     desk.wait_for_app("Newcomer");
     let log = desk.log("bridge");
     assert!(!log.contains("panic"), "no panic in the bridge:\n{log}");
@@ -709,7 +601,7 @@ fn sigterm_tells_senders_removes_apps_and_exits_zero() {
     let socket = socket_in(&desk);
     let bridge = desk.start_bridge("bridge", &socket);
     let mut sender = RawSender::connect(&socket, "Terminated app");
-    sender.show_window(1, "Terminated app");
+    show_window(&mut sender, 1, "Terminated app");
     desk.wait_for_app("Terminated app");
 
     let status: Option<ExitStatus> = desk.session.stop(bridge, GRACE);
@@ -768,7 +660,7 @@ fn second_instance_refuses_and_first_keeps_serving() {
         .ensure_running(bridge)
         .expect("first bridge still running");
     let mut sender = RawSender::connect(&socket, "Still served");
-    sender.show_window(1, "Still served");
+    show_window(&mut sender, 1, "Still served");
     desk.wait_for_app("Still served");
     desk.finish();
 }
@@ -782,14 +674,14 @@ fn reconnecting_sender_gets_a_fresh_application() {
     desk.start_bridge("bridge", &socket);
 
     let mut first = RawSender::connect(&socket, "Returning app");
-    first.show_window(1, "Returning app");
+    show_window(&mut first, 1, "Returning app");
     let old_bus = desk.wait_for_app("Returning app");
-    first.send(&json!("goodbye"));
+    first.send_message(&SenderMessage::Goodbye);
     drop(first);
     desk.wait_app_gone("Returning app");
 
     let mut second = RawSender::connect(&socket, "Returning app");
-    second.show_window(1, "Returning app");
+    show_window(&mut second, 1, "Returning app");
     let new_bus = desk.wait_for_app("Returning app");
     assert_ne!(new_bus, old_bus, "a fresh application on a new connection");
     let names: Vec<String> = desk.apps().into_iter().map(|(bus, _)| bus).collect();
@@ -812,7 +704,7 @@ fn departed_sender_leaves_no_bus_connection_behind() {
     for round in 0..ROUNDS {
         let name = format!("Departing app {round}");
         let mut sender = RawSender::connect(&socket, &name);
-        sender.show_window(1, &name);
+        show_window(&mut sender, 1, &name);
         let bus = desk.wait_for_app(&name);
         drop(sender);
         desk.wait_app_gone(&name);
@@ -844,35 +736,24 @@ fn updates_wanted_follows_at_presence() {
     let socket = socket_in(&desk);
     desk.start_bridge("bridge", &socket);
     let mut sender = RawSender::connect(&socket, "Thrifty app");
-    let messages = sender.show_window(1, "Thrifty app");
+    let messages = show_window(&mut sender, 1, "Thrifty app");
     assert!(
-        messages.contains(&json!({"updatesUnwanted": {"surface": 1}})),
+        messages.contains(&unwanted(1)),
         "no AT: unwanted; got {messages:?}"
     );
-    assert!(
-        !messages.contains(&json!({"updatesWanted": {"surface": 1}})),
-        "{messages:?}"
-    );
+    assert!(!messages.contains(&wanted(1)), "{messages:?}");
 
     let session_bus = desk.session_bus();
     set_is_enabled(&session_bus, true);
-    expect_message(
-        &mut sender,
-        &json!({"updatesWanted": {"surface": 1}}),
-        "IsEnabled=true",
-    );
+    expect_message(&mut sender, &wanted(1), "IsEnabled=true");
     // A surface created while an AT is present is wanted at once.
-    let messages = sender.show_window(2, "Second window");
+    let messages = show_window(&mut sender, 2, "Second window");
     assert!(
-        messages.contains(&json!({"updatesWanted": {"surface": 2}})),
+        messages.contains(&wanted(2)),
         "new surface while enabled: {messages:?}"
     );
     set_is_enabled(&session_bus, false);
-    expect_message(
-        &mut sender,
-        &json!({"updatesUnwanted": {"surface": 1}}),
-        "IsEnabled=false",
-    );
+    expect_message(&mut sender, &unwanted(1), "IsEnabled=false");
 
     let listener = desk.a11y();
     let () = listener
@@ -882,11 +763,7 @@ fn updates_wanted_follows_at_presence() {
             &("object:children-changed".to_owned(),),
         )
         .expect("RegisterEvent");
-    expect_message(
-        &mut sender,
-        &json!({"updatesWanted": {"surface": 1}}),
-        "listener registered",
-    );
+    expect_message(&mut sender, &wanted(1), "listener registered");
     let () = listener
         .call_fixed(
             &registry::DEREGISTER_EVENT,
@@ -894,11 +771,7 @@ fn updates_wanted_follows_at_presence() {
             &("object:children-changed".to_owned(),),
         )
         .expect("DeregisterEvent");
-    expect_message(
-        &mut sender,
-        &json!({"updatesUnwanted": {"surface": 1}}),
-        "listener gone",
-    );
+    expect_message(&mut sender, &unwanted(1), "listener gone");
     drop(listener);
 
     // An AT that goes away without deregistering (it crashed): its bus name vanishes.
@@ -910,17 +783,9 @@ fn updates_wanted_follows_at_presence() {
             &("object:state-changed:focused".to_owned(),),
         )
         .expect("RegisterEvent");
-    expect_message(
-        &mut sender,
-        &json!({"updatesWanted": {"surface": 1}}),
-        "second listener registered",
-    );
+    expect_message(&mut sender, &wanted(1), "second listener registered");
     drop(crashing);
-    expect_message(
-        &mut sender,
-        &json!({"updatesUnwanted": {"surface": 1}}),
-        "listener's connection closed",
-    );
+    expect_message(&mut sender, &unwanted(1), "listener's connection closed");
     desk.finish();
 }
 
@@ -934,7 +799,7 @@ fn expect_message(sender: &mut RawSender, expected: &Value, after: &str) {
     let deadline = Instant::now() + WAIT;
     let mut seen = Vec::new();
     loop {
-        match sender.recv(deadline.saturating_duration_since(Instant::now())) {
+        match sender.recv_within(deadline.saturating_duration_since(Instant::now())) {
             Received::Message(m) if &m == expected => return,
             Received::Message(m) => seen.push(m),
             Received::Timeout => {

@@ -26,13 +26,14 @@
 
 use std::time::Duration;
 
+use accesskit::{NodeId, TreeId, TreeUpdate};
 use newton_e2e::{
     check_golden, fixture, orca_golden, orca_tests_skipped, Bridge, Orca, OrcaSpeech,
     SessionOptions, TestSession,
 };
 use newton_producer::Sender;
-use newton_push_protocol::{BridgeMessage, RecordedLine, SenderMessage};
-use serde_json::{json, Value};
+use newton_push_protocol::{BridgeMessage, RecordedLine, SenderMessage, SurfaceId};
+use serde_json::json;
 
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -48,7 +49,7 @@ fn skip_loudly() -> bool {
 struct App {
     sender: Sender,
     lines: Vec<RecordedLine>,
-    surface: Value,
+    surface: SurfaceId,
     next_serial: u64,
 }
 
@@ -70,7 +71,7 @@ impl App {
         let mut app = App {
             sender,
             lines,
-            surface: json!(1),
+            surface: SurfaceId(1),
             next_serial: 2,
         };
         app.send_first_frame();
@@ -129,16 +130,19 @@ impl App {
 
     /// Pushes a commit that only moves the application's focus to `node`.
     fn focus(&mut self, node: u64) {
-        let update: SenderMessage = serde_json::from_value(json!({"update": {
-            "surface": self.surface,
-            "update": {"nodes": [], "tree": null,
-                       "treeId": "00000000-0000-0000-0000-000000000000", "focus": node}
-        }}))
-        .expect("a focus-only update is a valid sender message");
-        let commit: SenderMessage = serde_json::from_value(
-            json!({"commit": {"surface": self.surface, "serial": self.next_serial}}),
-        )
-        .expect("a commit is a valid sender message");
+        let update = SenderMessage::Update {
+            surface: self.surface,
+            update: TreeUpdate {
+                nodes: vec![],
+                tree: None,
+                tree_id: TreeId::ROOT,
+                focus: NodeId(node),
+            },
+        };
+        let commit = SenderMessage::Commit {
+            surface: self.surface,
+            serial: self.next_serial,
+        };
         self.next_serial += 1;
         self.send(&update);
         self.send(&commit);

@@ -64,7 +64,7 @@ fn steady_sender(
     shown: Arc<AtomicU64>,
 ) -> (u64, Vec<Value>) {
     let name = soak_app(index);
-    let mut sender = RawSender::connect(&socket, &name);
+    let mut sender = RawSender::connect_within(&socket, &name, WAIT);
     sender.show_window(1, &format!("{name} window"), "Row", nodes - 1);
     shown.fetch_add(1, Ordering::Relaxed);
     let (mut commits, mut rejected) = (1u64, Vec::new());

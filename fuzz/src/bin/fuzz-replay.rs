@@ -15,6 +15,8 @@
 //! cargo run --release --bin fuzz-replay -- [--target T] [--iterations N] [--seed S] [--write-seeds DIR] DIR...
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -7,16 +7,17 @@
 // Not every test file uses every helper.
 #![allow(dead_code)]
 
-use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use accesskit::{Action, Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
 pub use newton_atspi_client::calls::{self, accessible, Method, REGISTRY, ROOT};
 use newton_e2e::{bridge_binary, wait_until, SessionOptions, TestSession};
-use newton_push_protocol::{AppInfo, Encoding, Hello, SenderMessage, SurfaceId, PROTOCOL_VERSION};
-use serde_json::Value;
+// The one raw sender and its trees (newton_e2e::raw_sender); not every file uses each.
+#[allow(unused_imports)]
+pub use newton_e2e::raw_sender::{
+    button, relabel, relabel_under, tree_update, window, window_rooted_at, RawSender,
+};
 
 use crate::{ROUNDS, WAIT};
 pub const CALM_APP: &str = "Calm app";
@@ -83,201 +84,6 @@ pub fn a11y_address(session: &TestSession) -> String {
         .a11y_bus_address()
         .expect("the session has an a11y bus")
         .to_string()
-}
-
-// ---------------------------------------------------------------------------------------------
-// A raw sender: JSON frames. Protocol messages are built with the protocol's own types
-// (`send_message`); `send` and `send_raw` are for deliberately malformed or hostile input.
-// ---------------------------------------------------------------------------------------------
-
-pub struct RawSender {
-    pub stream: UnixStream,
-    pub pending: Vec<u8>,
-    pub serial: u64,
-}
-
-impl RawSender {
-    pub fn connect(socket: &Path, name: &str) -> RawSender {
-        let stream = UnixStream::connect(socket).expect("connect to the bridge");
-        let mut sender = RawSender {
-            stream,
-            pending: Vec::new(),
-            serial: 0,
-        };
-        let hello = Hello {
-            protocol: PROTOCOL_VERSION,
-            encoding: Encoding::Json,
-            app: AppInfo {
-                app_id: format!("org.newton.isolation.{}", name.replace(' ', "-")),
-                name: name.to_owned(),
-                pid: None,
-                toolkit_name: Some("isolation-test".into()),
-                toolkit_version: Some("1".into()),
-            },
-            accesskit_version: None,
-        };
-        sender.send(&serde_json::to_value(hello).expect("the hello encodes"));
-        let welcome = sender.recv().expect("a welcome");
-        assert!(
-            welcome.get("welcome").is_some(),
-            "expected the welcome: {welcome}"
-        );
-        sender
-    }
-
-    /// Sends one protocol message.
-    pub fn send_message(&mut self, message: &SenderMessage) {
-        let payload = serde_json::to_vec(message).expect("JSON encodes");
-        self.send_raw(&payload);
-    }
-
-    /// Sends any JSON value as one frame (malformed or hostile messages).
-    pub fn send(&mut self, message: &Value) {
-        let payload = serde_json::to_vec(message).expect("JSON encodes");
-        self.send_raw(&payload);
-    }
-
-    /// Writes one frame (length prefix + payload) without looking at the payload.
-    pub fn send_raw(&mut self, payload: &[u8]) {
-        let length = u32::try_from(payload.len()).expect("frame under 4 GiB");
-        let mut bytes = length.to_le_bytes().to_vec();
-        bytes.extend_from_slice(payload);
-        self.stream.write_all(&bytes).expect("write to the bridge");
-    }
-
-    pub fn next_serial(&mut self) -> u64 {
-        self.serial += 1;
-        self.serial
-    }
-
-    /// The next bridge message (bounded by WAIT); None when the bridge closed.
-    pub fn recv(&mut self) -> Option<Value> {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(prefix) = self.pending.get(..4) {
-                let end = 4 + u32::from_le_bytes(prefix.try_into().ok()?) as usize;
-                if let Some(payload) = self.pending.get(4..end) {
-                    let message = serde_json::from_slice(payload).expect("bridge frame is JSON");
-                    self.pending.drain(..end);
-                    return Some(message);
-                }
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "no bridge message within {WAIT:?}");
-            let _ = self.stream.set_read_timeout(Some(left));
-            let mut chunk = [0u8; 65536];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return None,
-                Ok(n) => self
-                    .pending
-                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) => {}
-                Err(_) => return None,
-            }
-        }
-    }
-
-    /// Waits until everything sent was processed; returns the messages that came before.
-    pub fn sync(&mut self) -> Vec<Value> {
-        let serial = self.next_serial();
-        self.send_message(&SenderMessage::Sync { serial });
-        let mut before = Vec::new();
-        loop {
-            let message = self.recv().expect("the bridge answers the sync");
-            if message["syncDone"]["serial"] == serial {
-                return before;
-            }
-            before.push(message);
-        }
-    }
-
-    pub fn create_surface(&mut self, surface: u32, title: &str) {
-        self.send_message(&SenderMessage::CreateSurface {
-            surface: SurfaceId(surface),
-            title: Some(title.to_owned()),
-        });
-    }
-
-    /// Buffers `update` for `surface` and commits it (no wait).
-    pub fn commit(&mut self, surface: u32, update: TreeUpdate) -> u64 {
-        let surface = SurfaceId(surface);
-        self.send_message(&SenderMessage::Update { surface, update });
-        let serial = self.next_serial();
-        self.send_message(&SenderMessage::Commit { surface, serial });
-        serial
-    }
-
-    /// Creates `surface` holding `window(title, buttons)` and waits until it landed cleanly;
-    /// returns the bridge messages that came meanwhile (`updatesWanted`/`updatesUnwanted`).
-    pub fn show_window(
-        &mut self,
-        surface: u32,
-        title: &str,
-        label: &str,
-        buttons: u64,
-    ) -> Vec<Value> {
-        self.create_surface(surface, title);
-        self.commit(surface, window(title, label, buttons));
-        self.send_message(&SenderMessage::Focus {
-            surface: Some(SurfaceId(surface)),
-        });
-        let replies = self.sync();
-        assert!(
-            replies.iter().all(|m| m.get("rejected").is_none()),
-            "the window was rejected: {replies:?}"
-        );
-        replies
-    }
-}
-
-/// A full tree: a window (id 1) whose children are `buttons` buttons (ids 2..) labelled
-/// "`label` <n>".
-pub fn window(title: &str, label: &str, buttons: u64) -> TreeUpdate {
-    window_rooted_at(1, title, label, buttons)
-}
-
-/// [`window`] with the window's id `root` and its buttons `root + 1 ..` (labelled from 2 as in
-/// [`window`]): a tree with another root replaces the surface's tree wholesale.
-pub fn window_rooted_at(root: u64, title: &str, label: &str, buttons: u64) -> TreeUpdate {
-    let ids = root + 1..root + 1 + buttons;
-    let mut window = Node::new(Role::Window);
-    window.set_children(ids.clone().map(NodeId).collect::<Vec<_>>());
-    window.set_label(title);
-    let mut nodes = vec![(NodeId(root), window)];
-    nodes.extend(ids.map(|id| (NodeId(id), button(&format!("{label} {}", id - root + 1)))));
-    tree_update(root, nodes, true)
-}
-
-/// An incremental update relabelling button `id`.
-pub fn relabel(id: u64, label: &str) -> TreeUpdate {
-    relabel_under(1, id, label)
-}
-
-/// [`relabel`] in a tree rooted at `root` (focus stays on the root).
-pub fn relabel_under(root: u64, id: u64, label: &str) -> TreeUpdate {
-    tree_update(root, vec![(NodeId(id), button(label))], false)
-}
-
-/// An update of `nodes` with the focus on `root`; `full` carries the tree (a first or
-/// replacing update).
-pub fn tree_update(root: u64, nodes: Vec<(NodeId, Node)>, full: bool) -> TreeUpdate {
-    TreeUpdate {
-        nodes,
-        tree: full.then(|| TreeInfo::new(NodeId(root))),
-        tree_id: TreeId::ROOT,
-        focus: NodeId(root),
-    }
-}
-
-pub fn button(label: &str) -> Node {
-    let mut node = Node::new(Role::Button);
-    node.add_action(Action::Click);
-    node.set_label(label);
-    node
 }
 
 // ---------------------------------------------------------------------------------------------
