@@ -79,8 +79,10 @@ COMMON_LICENSES = {
     "MPL-2.0": "the Mozilla Public License, Version 2.0",
     "CC0-1.0": "the Creative Commons CC0 1.0 Universal licence",
     "LGPL-2.1-or-later": "the GNU Lesser General Public License, version 2.1",
+    # self_cell (egui, test-only live-egui/): `Apache-2.0 OR GPL-2.0-only`, used under Apache-2.0.
+    "GPL-2.0-only": "the GNU General Public License, version 2",
 }
-COMMON_LICENSE_FILES = {"LGPL-2.1-or-later": "LGPL-2.1"}
+COMMON_LICENSE_FILES = {"LGPL-2.1-or-later": "LGPL-2.1", "GPL-2.0-only": "GPL-2"}
 
 # Licences cargo-about did not pick for any crate (an alternative of an `OR`
 # it resolved to another licence) have no text in its inventory; the text is

@@ -113,7 +113,7 @@ impl Ui {
             tree: full.then(|| {
                 let mut tree = TreeInfo::new(WINDOW);
                 tree.toolkit_name = Some("winit".into());
-                tree.toolkit_version = Some("0.30.12".into());
+                tree.toolkit_version = Some("0.30.13".into());
                 tree
             }),
             tree_id: TreeId::ROOT,
@@ -657,7 +657,7 @@ fn main() {
         app_id: Some("org.newton.LiveApp".into()),
         name: Some(TITLE.into()),
         toolkit_name: Some("winit".into()),
-        toolkit_version: Some("0.30.12".into()),
+        toolkit_version: Some("0.30.13".into()),
     });
     let args: Vec<String> = std::env::args().collect();
     if let [_, flag, frames, go_file] = &args[..] {
