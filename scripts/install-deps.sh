@@ -17,6 +17,7 @@ PACKAGES=(
   systemd                         # systemd-socket-activate: the socket-activation test
   debootstrap                     # scripts/orca48-root.sh: the Debian 13 root with Orca 48.1
   libx11-6 libx11-xcb1 libxcb1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6  # live-app (winit loads them at run time)
+  libgl1-mesa-dri libglx-mesa0 libegl1 libegl-mesa0 fonts-dejavu-core  # live-egui: software GL (llvmpipe) under Xvfb, DejaVu loaded at run time
   init-system-helpers desktop-file-utils lintian  # scripts/check-packaging.sh (units, preset, .deb)
 )
 # A C linker for rustc, only if the machine has none.
