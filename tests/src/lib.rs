@@ -36,7 +36,7 @@ pub use golden::{check_golden, first_difference, golden_path, orca_golden};
 pub use keys::{registry_key, KeyPhase};
 pub use lock::OrcaLock;
 pub use orca::{extract_speech, orca_command, orca_root, Orca, OrcaSpeech, OrcaVersion};
-pub use paths::{bridge_binary, py_script, python, workspace_root};
+pub use paths::{binary_beside_bridge, bridge_binary, py_script, python, workspace_root};
 pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
 pub use stepped::SteppedReplay;

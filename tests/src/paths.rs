@@ -41,6 +41,20 @@ pub fn bridge_binary() -> Result<PathBuf> {
     Ok(path)
 }
 
+/// A workspace binary built next to the bridge (`newton-live-app`, `newton-live-egui`), named
+/// after its package. Panics with the build command when it is missing: a test cannot run
+/// without it.
+pub fn binary_beside_bridge(package: &str) -> PathBuf {
+    let bridge = bridge_binary().expect("the bridge binary (cargo build -p newton-atspi-bridge)");
+    let app = bridge.with_file_name(package);
+    assert!(
+        app.is_file(),
+        "{} is missing: run `cargo build -p {package}`",
+        app.display()
+    );
+    app
+}
+
 /// Crates compiled into the bridge binary; a source newer than the binary means a stale build.
 const BRIDGE_SOURCES: &[&str] = &[
     "bridge/src",

@@ -6,12 +6,11 @@
 //! --test live_app`. Orca tests take a machine-wide lock and run one at a time; set
 //! NEWTON_E2E_SKIP_ORCA=1 to skip the Orca part (loudly).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use newton_e2e::{
-    bridge_binary, find_window, orca_tests_skipped, py_script, python, wait_until, Bridge, Orca,
-    OrcaVersion, SessionOptions, TestSession,
+    binary_beside_bridge, find_window, orca_tests_skipped, py_script, python, wait_until, Bridge,
+    Orca, OrcaVersion, SessionOptions, TestSession,
 };
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -21,24 +20,12 @@ fn xdotool(session: &mut TestSession, label: &str, args: &[&str]) {
     newton_e2e::xdotool(session, label, args).expect("xdotool succeeds");
 }
 
-/// `newton-live-app`, built next to the bridge binary.
-fn live_app_binary() -> PathBuf {
-    let bridge = bridge_binary().expect("the bridge binary (cargo build -p newton-atspi-bridge)");
-    let app = bridge.with_file_name("newton-live-app");
-    assert!(
-        app.is_file(),
-        "{} is missing: run `cargo build -p newton-live-app`",
-        app.display()
-    );
-    app
-}
-
 /// Session, bridge and the live app on the desktop; returns the app's X window id.
 fn session_with_live_app() -> (TestSession, Bridge, u32, String) {
     let mut session =
         TestSession::start(SessionOptions::default()).expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
-    let mut app = session.command(live_app_binary());
+    let mut app = session.command(binary_beside_bridge("newton-live-app"));
     app.env("NEWTON_ATSPI_SOCKET", &bridge.socket);
     let pid = session
         .spawn("live-app", app)
@@ -283,7 +270,7 @@ fn a_stopped_bridge_never_stalls_the_app_and_the_last_state_arrives_after() {
     .expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
     let go = session.dir().join("go");
-    let mut app = session.command(live_app_binary());
+    let mut app = session.command(binary_beside_bridge("newton-live-app"));
     app.env("NEWTON_ATSPI_SOCKET", &bridge.socket)
         .arg("--stress")
         .arg(FRAMES.to_string())

@@ -7,12 +7,11 @@
 //! --test live_egui`. Orca tests take a machine-wide lock and run one at a time; set
 //! NEWTON_E2E_SKIP_ORCA=1 to skip the Orca part (loudly).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use newton_e2e::{
-    bridge_binary, find_window, orca_tests_skipped, python, wait_until, Bridge, Orca, OrcaVersion,
-    SessionOptions, TestSession,
+    binary_beside_bridge, find_window, orca_tests_skipped, python, wait_until, Bridge, Orca,
+    OrcaVersion, SessionOptions, TestSession,
 };
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -20,18 +19,6 @@ const TITLE: &str = "Newton Live egui";
 
 fn xdotool(session: &mut TestSession, label: &str, args: &[&str]) {
     newton_e2e::xdotool(session, label, args).expect("xdotool succeeds");
-}
-
-/// `newton-live-egui`, built next to the bridge binary.
-fn live_egui_binary() -> PathBuf {
-    let bridge = bridge_binary().expect("the bridge binary (cargo build -p newton-atspi-bridge)");
-    let app = bridge.with_file_name("newton-live-egui");
-    assert!(
-        app.is_file(),
-        "{} is missing: run `cargo build -p newton-live-egui`",
-        app.display()
-    );
-    app
 }
 
 fn app_output(session: &TestSession) -> String {
@@ -97,7 +84,7 @@ fn orca_speaks_a_live_egui_app_tab_moves_focus_and_pyatspi_clicks_a_button() {
     let mut session =
         TestSession::start(SessionOptions::default()).expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
-    let mut app = session.command(live_egui_binary());
+    let mut app = session.command(binary_beside_bridge("newton-live-egui"));
     app.env("NEWTON_ATSPI_SOCKET", &bridge.socket);
     let pid = session
         .spawn("live-egui", app)

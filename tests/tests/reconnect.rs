@@ -10,13 +10,13 @@
 //! one (loudly). Needs the binaries: `cargo build -p newton-atspi-bridge -p newton-live-app` first.
 
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use accesskit::{Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
 use newton_e2e::{
-    bridge_binary, find_window, fixture, orca_tests_skipped, py_script, python, wait_until, Orca,
-    SessionOptions, TestSession,
+    binary_beside_bridge, bridge_binary, find_window, fixture, orca_tests_skipped, py_script,
+    python, wait_until, Orca, SessionOptions, TestSession,
 };
 use newton_producer::{ConnectionEvent, ReconnectOptions, ReconnectingSender};
 use newton_push_protocol::{AppInfo, Encoding, Geometry, Hello, SurfaceId, PROTOCOL_VERSION};
@@ -52,7 +52,7 @@ fn a_restarted_bridge_gets_every_application_back_and_orca_speaks_the_next_focus
     assert!(producer.wait_connected(WAIT), "the producer connects");
     show_window(&producer);
     let replay = start_reconnecting_replay(&mut session, &socket);
-    let mut live = session.command(live_app_binary());
+    let mut live = session.command(binary_beside_bridge("newton-live-app"));
     live.env("NEWTON_ATSPI_SOCKET", &socket);
     let live = session
         .spawn("live-app", live)
@@ -319,18 +319,6 @@ fn start_reconnecting_replay(session: &mut TestSession, socket: &Path) -> u32 {
         .arg(socket)
         .args(["--fast", "--stay", "--reconnect"]);
     session.spawn("replay", cmd).expect("start the replay")
-}
-
-/// `newton-live-app`, built next to the bridge binary.
-fn live_app_binary() -> PathBuf {
-    let bridge = bridge_binary().expect("the bridge binary (cargo build -p newton-atspi-bridge)");
-    let app = bridge.with_file_name("newton-live-app");
-    assert!(
-        app.is_file(),
-        "{} is missing: run `cargo build -p newton-live-app`",
-        app.display()
-    );
-    app
 }
 
 fn live_output(session: &TestSession) -> String {
