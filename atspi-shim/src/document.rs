@@ -17,18 +17,29 @@
 
 use accesskit::{Action, ActionData, Role};
 use accesskit_consumer::NodeRef;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use zvariant::OwnedValue;
 
 use crate::hypertext::{node_of, object_ref};
 use crate::paths::ObjectRef;
 use crate::reply::{args, method_return};
+use crate::surface::declare_interface;
 use crate::text::{action_on, model_at, to_i32, Env};
 use crate::{CallError, Handled, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Document";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &["CurrentPageNumber", "PageCount"];
+
+declare_interface! {
+    pub(crate) static DOCUMENT = INTERFACE, on node forwarding to (call, property) {
+        fn GetLocale() -> (locale: String);
+        fn GetAttributeValue(attribute_name: String) -> (value: String);
+        fn GetAttributes() -> (attributes: HashMap<String, String>);
+        fn GetTextSelections() -> (selections: Vec<WireSelection>);
+        fn SetTextSelections(selections: Vec<WireSelection>) -> (success: bool);
+        property CurrentPageNumber: i32;
+        property PageCount: i32;
+    }
+}
 
 /// Upper bound on nodes visited looking for selections, so a huge document
 /// cannot stall the 800 ms reply budget.

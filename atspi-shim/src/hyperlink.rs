@@ -10,14 +10,24 @@ use zvariant::OwnedValue;
 
 use crate::context::local_id;
 use crate::hypertext::{is_link, link_index, object_ref, text_parent};
-use crate::paths::null_ref;
+use crate::paths::{null_ref, ObjectRef};
 use crate::reply::{args, method_return};
+use crate::surface::declare_interface;
 use crate::text::{model_at, to_i32, Env};
 use crate::{CallError, Handled, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hyperlink";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &["NAnchors", "StartIndex", "EndIndex"];
+
+declare_interface! {
+    pub(crate) static HYPERLINK = INTERFACE, on node forwarding to (call, property) {
+        fn GetObject(i: i32) -> (object: ObjectRef);
+        fn GetURI(i: i32) -> (uri: String);
+        fn IsValid() -> (valid: bool);
+        property NAnchors: i16;
+        property StartIndex: i32;
+        property EndIndex: i32;
+    }
+}
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     is_link(&ctx.node)

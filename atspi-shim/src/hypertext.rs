@@ -22,19 +22,25 @@ use std::collections::HashMap;
 
 use accesskit::{NodeId, Role, TreeId};
 use accesskit_consumer::NodeRef;
-use zvariant::OwnedValue;
 
 use crate::context::local_id;
 use crate::objects;
 use crate::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
 use crate::reply::{args, method_return};
+use crate::surface::declare_interface;
 use crate::text::{model_at, to_i32, Env, TextModel};
 use crate::{CallError, Handled, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hypertext";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &[];
+
+declare_interface! {
+    pub(crate) static HYPERTEXT = INTERFACE, on node forwarding to (call, property) {
+        fn GetNLinks() -> (count: i32);
+        fn GetLink(link_index: i32) -> (link: ObjectRef);
+        fn GetLinkIndex(character_index: i32) -> (link_index: i32);
+    }
+}
 
 /// `(unique name, path)` of a node of this surface.
 pub(crate) fn object_ref(env: &Env, node: &NodeRef) -> ObjectRef {
@@ -201,10 +207,6 @@ pub(crate) fn call(
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
     handle(&Env::of(ctx), ctx.node, member, call)
-}
-
-pub(crate) fn property(_ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    Err(CallError::UnknownProperty(format!("{INTERFACE}.{name}")))
 }
 
 pub(crate) fn handle(

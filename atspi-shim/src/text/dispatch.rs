@@ -1,11 +1,65 @@
 //! The Text methods and properties: decoding a call, answering it from the
 //! text model, routing the actions it asks for.
 
+use std::collections::HashMap;
+
 use super::*;
+use crate::surface::declare_interface;
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Text";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &["CharacterCount", "CaretOffset"];
+
+declare_interface! {
+    pub(crate) static TEXT = INTERFACE, on node forwarding to (call, property) {
+        fn GetStringAtOffset(offset: i32, granularity: u32)
+            -> (text: String, start_offset: i32, end_offset: i32);
+        fn GetText(start_offset: i32, end_offset: i32) -> (text: String);
+        fn SetCaretOffset(offset: i32) -> (success: bool);
+        fn GetTextBeforeOffset(offset: i32, kind: u32)
+            -> (text: String, start_offset: i32, end_offset: i32);
+        fn GetTextAtOffset(offset: i32, kind: u32)
+            -> (text: String, start_offset: i32, end_offset: i32);
+        fn GetTextAfterOffset(offset: i32, kind: u32)
+            -> (text: String, start_offset: i32, end_offset: i32);
+        fn GetCharacterAtOffset(offset: i32) -> (character: i32);
+        fn GetAttributeValue(offset: i32, attribute_name: String) -> (value: String);
+        fn GetAttributes(offset: i32)
+            -> (attributes: HashMap<String, String>, start_offset: i32, end_offset: i32);
+        fn GetDefaultAttributes() -> (attributes: HashMap<String, String>);
+        fn GetCharacterExtents(offset: i32, coord_type: u32)
+            -> (x: i32, y: i32, width: i32, height: i32);
+        fn GetOffsetAtPoint(x: i32, y: i32, coord_type: u32) -> (offset: i32);
+        fn GetNSelections() -> (count: i32);
+        fn GetSelection(selection_num: i32) -> (start_offset: i32, end_offset: i32);
+        fn AddSelection(start_offset: i32, end_offset: i32) -> (success: bool);
+        fn RemoveSelection(selection_num: i32) -> (success: bool);
+        fn SetSelection(selection_num: i32, start_offset: i32, end_offset: i32)
+            -> (success: bool);
+        fn GetRangeExtents(start_offset: i32, end_offset: i32, coord_type: u32)
+            -> (x: i32, y: i32, width: i32, height: i32);
+        fn GetBoundedRanges(
+            x: i32,
+            y: i32,
+            width: i32,
+            height: i32,
+            coord_type: u32,
+            x_clip_type: u32,
+            y_clip_type: u32,
+        ) -> (ranges: Vec<(i32, i32, String, OwnedValue)>);
+        fn GetAttributeRun(offset: i32, include_defaults: bool)
+            -> (attributes: HashMap<String, String>, start_offset: i32, end_offset: i32);
+        fn GetDefaultAttributeSet() -> (attributes: HashMap<String, String>);
+        fn ScrollSubstringTo(start_offset: i32, end_offset: i32, kind: u32) -> (success: bool);
+        fn ScrollSubstringToPoint(
+            start_offset: i32,
+            end_offset: i32,
+            coord_type: u32,
+            x: i32,
+            y: i32,
+        ) -> (success: bool);
+        property CharacterCount: i32;
+        property CaretOffset: i32;
+    }
+}
 
 /// Character AccessKit uses to mask password characters.
 pub(crate) const MASK: char = '\u{2022}';

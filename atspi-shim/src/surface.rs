@@ -1,0 +1,401 @@
+//! The declared AT-SPI surface: each interface's methods and properties,
+//! declared once with [`declare_interface!`], from which dispatch (with or
+//! without an interface field), `Properties.Get/GetAll` and `Introspect`
+//! are all derived.
+//!
+//! A declaration names each member, its arguments and results with their Rust
+//! types (the D-Bus signatures are those types' `zvariant::Type`
+//! signatures, so a declaration cannot disagree with what the handler
+//! decodes or answers) and a typed handler:
+//!
+//! ```ignore
+//! declare_interface! {
+//!     pub(crate) static ACTION = "org.a11y.atspi.Action" on node {
+//!         fn DoAction(index: i32) -> (success: bool) = do_action, acting;
+//!         fn GetName(index: i32) -> (name: String) = name;
+//!         property NActions: i32 = n_actions;
+//!     }
+//! }
+//! ```
+//!
+//! Handlers take the receiver (`on node`: `&NodeCtx`, `on node_ref`: the
+//! node's `NodeRef` alone, `on app`: `&AppContext`, `on any`: [`Target`]) and the decoded arguments, and return
+//! `Result<T, CallError>`: `T` is the single result, or the tuple of several;
+//! `acting` handlers return [`Acted`] (the result plus the action request
+//! routed to the sender). Getters return `Result<T, CallError>` of the
+//! property's type. The derived code decodes the body once (InvalidArgs with
+//! the expected signature otherwise) and builds the reply within the message
+//! budget, so handlers are plain functions, tested without D-Bus messages.
+
+use std::fmt::Write as _;
+
+use zbus::message::Message;
+use zvariant::{OwnedValue, Signature};
+
+use crate::context::{AppContext, NodeCtx};
+use crate::{CallError, Handled};
+
+/// The object a declared handler answers for.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'t, 'a> {
+    /// The app root or the cache object.
+    App(&'t AppContext<'a>),
+    /// A replica node (or its hyperlink object).
+    Node(&'t NodeCtx<'a>),
+}
+
+impl<'t, 'a> Target<'t, 'a> {
+    pub fn node(self) -> Result<&'t NodeCtx<'a>, CallError> {
+        match self {
+            Target::Node(ctx) => Ok(ctx),
+            Target::App(_) => Err(wrong_target("a replica node")),
+        }
+    }
+
+    pub fn app(self) -> Result<&'t AppContext<'a>, CallError> {
+        match self {
+            Target::App(app) => Ok(app),
+            Target::Node(_) => Err(wrong_target("the application")),
+        }
+    }
+}
+
+/// Dispatch only routes an interface to the objects that implement it, so
+/// this never reaches a client; should it, the client gets a clear Failed.
+fn wrong_target(wanted: &str) -> CallError {
+    CallError::Failed(format!(
+        "internal: this interface is served by {wanted} only"
+    ))
+}
+
+/// An `acting` handler's answer: the reply value and the request (if any)
+/// the application is asked to perform. The reply never waits for it.
+pub(crate) struct Acted<T> {
+    pub answer: T,
+    pub action: Option<accesskit::ActionRequest>,
+}
+
+impl<T> Acted<T> {
+    pub fn with(answer: T, action: accesskit::ActionRequest) -> Self {
+        Self {
+            answer,
+            action: Some(action),
+        }
+    }
+
+    pub fn without(answer: T) -> Self {
+        Self {
+            answer,
+            action: None,
+        }
+    }
+}
+
+pub(crate) type CallFn = for<'t, 'a> fn(Target<'t, 'a>, &Message) -> Result<Handled, CallError>;
+pub(crate) type GetFn = for<'t, 'a> fn(Target<'t, 'a>) -> Result<OwnedValue, CallError>;
+
+/// One argument or result of a method.
+pub struct Arg {
+    pub name: &'static str,
+    pub signature: &'static Signature,
+}
+
+/// One declared method.
+pub struct Method {
+    pub name: &'static str,
+    pub inputs: &'static [Arg],
+    pub outputs: &'static [Arg],
+    pub(crate) call: CallFn,
+}
+
+/// One declared property.
+pub struct Property {
+    pub name: &'static str,
+    pub signature: &'static Signature,
+    pub writable: bool,
+    pub(crate) get: GetFn,
+}
+
+/// One declared AT-SPI interface.
+pub struct Interface {
+    pub name: &'static str,
+    pub methods: &'static [Method],
+    pub properties: &'static [Property],
+    /// `Properties.Get` also finds a property named in another case (Table:
+    /// older interface definitions spell `nRows` what libatspi asks as `NRows`).
+    pub property_names_any_case: bool,
+}
+
+impl Interface {
+    pub fn method(&self, member: &str) -> Option<&Method> {
+        self.methods.iter().find(|m| m.name == member)
+    }
+
+    pub fn property(&self, name: &str) -> Option<&Property> {
+        let any_case = self.property_names_any_case;
+        (self.properties.iter().find(|p| p.name == name)).or_else(|| {
+            any_case
+                .then(|| {
+                    self.properties
+                        .iter()
+                        .find(|p| p.name.eq_ignore_ascii_case(name))
+                })
+                .flatten()
+        })
+    }
+
+    /// Answers `member` for `target`.
+    pub(crate) fn call(
+        &self,
+        target: Target,
+        member: &str,
+        call: &Message,
+    ) -> Result<Handled, CallError> {
+        let method = self
+            .method(member)
+            .ok_or_else(|| CallError::UnknownMethod {
+                interface: self.name.to_owned(),
+                member: member.to_owned(),
+            })?;
+        (method.call)(target, call)
+    }
+
+    /// The value of property `name` of `target`.
+    pub(crate) fn get(&self, target: Target, name: &str) -> Result<OwnedValue, CallError> {
+        let property = self
+            .property(name)
+            .ok_or_else(|| CallError::UnknownProperty(name.to_owned()))?;
+        (property.get)(target)
+    }
+
+    /// Every property of `target`, for `GetAll`.
+    pub(crate) fn get_all(
+        &self,
+        target: Target,
+    ) -> Result<std::collections::HashMap<String, OwnedValue>, CallError> {
+        self.properties
+            .iter()
+            .map(|p| Ok((p.name.to_owned(), (p.get)(target)?)))
+            .collect()
+    }
+
+    /// The interface's `<interface>` element of the introspection XML.
+    pub(crate) fn write_introspection(&self, xml: &mut String) {
+        let _ = writeln!(xml, "  <interface name=\"{}\">", self.name);
+        for method in self.methods {
+            if method.inputs.is_empty() && method.outputs.is_empty() {
+                let _ = writeln!(xml, "    <method name=\"{}\"/>", method.name);
+                continue;
+            }
+            let _ = writeln!(xml, "    <method name=\"{}\">", method.name);
+            let args = (method.inputs.iter().map(|a| (a, "in")))
+                .chain(method.outputs.iter().map(|a| (a, "out")));
+            for (arg, direction) in args {
+                let _ = writeln!(
+                    xml,
+                    "      <arg name=\"{}\" type=\"{}\" direction=\"{direction}\"/>",
+                    arg.name, arg.signature
+                );
+            }
+            xml.push_str("    </method>\n");
+        }
+        for property in self.properties {
+            let access = if property.writable {
+                "readwrite"
+            } else {
+                "read"
+            };
+            let _ = writeln!(
+                xml,
+                "    <property name=\"{}\" type=\"{}\" access=\"{access}\"/>",
+                property.name, property.signature
+            );
+        }
+        xml.push_str("  </interface>\n");
+    }
+}
+
+/// Declares one AT-SPI interface as a `static` [`Interface`]; see the
+/// module documentation for the syntax.
+macro_rules! declare_interface {
+    // Transitional: an interface whose handlers still take the member name
+    // and the message (`call(ctx, member, message)`, `property(ctx, name)`).
+    (
+        $(#[$attr:meta])*
+        $vis:vis static $NAME:ident = $iface:expr, on node
+            forwarding to ($call_fn:path, $property_fn:path) {
+            $(
+                fn $member:ident ( $($arg:ident : $arg_ty:ty),* $(,)? )
+                    -> ( $($out:ident : $out_ty:ty),* $(,)? );
+            )*
+            $( property $prop:ident : $prop_ty:ty; )*
+        }
+    ) => {
+        $(#[$attr])*
+        $vis static $NAME: $crate::surface::Interface = $crate::surface::Interface {
+            name: $iface,
+            methods: &[$(
+                $crate::surface::Method {
+                    name: stringify!($member),
+                    inputs: &[$($crate::surface::Arg {
+                        name: stringify!($arg),
+                        signature: <$arg_ty as zvariant::Type>::SIGNATURE,
+                    }),*],
+                    outputs: &[$($crate::surface::Arg {
+                        name: stringify!($out),
+                        signature: <$out_ty as zvariant::Type>::SIGNATURE,
+                    }),*],
+                    call: |target, call| $call_fn(target.node()?, stringify!($member), call),
+                }
+            ),*],
+            properties: &[$(
+                $crate::surface::Property {
+                    name: stringify!($prop),
+                    signature: <$prop_ty as zvariant::Type>::SIGNATURE,
+                    writable: false,
+                    get: |target| $property_fn(target.node()?, stringify!($prop)),
+                }
+            ),*],
+            property_names_any_case: false,
+        };
+    };
+    (
+        $(#[$attr:meta])*
+        $vis:vis static $NAME:ident = $iface:literal on $receiver:ident
+            $(, property names in $any_case:ident case)? {
+            $(
+                fn $member:ident ( $($arg:ident : $arg_ty:ty),* $(,)? )
+                    -> ( $($out:ident : $out_ty:ty),* $(,)? )
+                    = $handler:path $(, $acting:ident)? ;
+            )*
+            $(
+                property $prop:ident : $prop_ty:ty = $getter:path $(, $writable:ident)? ;
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        $vis static $NAME: $crate::surface::Interface = $crate::surface::Interface {
+            name: $iface,
+            methods: &[$(
+                $crate::surface::Method {
+                    name: stringify!($member),
+                    inputs: &[$($crate::surface::Arg {
+                        name: stringify!($arg),
+                        signature: <$arg_ty as zvariant::Type>::SIGNATURE,
+                    }),*],
+                    outputs: &[$($crate::surface::Arg {
+                        name: stringify!($out),
+                        signature: <$out_ty as zvariant::Type>::SIGNATURE,
+                    }),*],
+                    call: |target, call| {
+                        let receiver = declare_interface!(@receiver $receiver target);
+                        declare_interface!(@decode call [$($arg : $arg_ty),*]);
+                        let answer = $handler(receiver $(, $arg)*)?;
+                        declare_interface!(@answer call answer [$($out),*] [$($acting)?])
+                    },
+                }
+            ),*],
+            properties: &[$(
+                $crate::surface::Property {
+                    name: stringify!($prop),
+                    signature: <$prop_ty as zvariant::Type>::SIGNATURE,
+                    writable: declare_interface!(@writable $($writable)?),
+                    get: |target| {
+                        let receiver = declare_interface!(@receiver $receiver target);
+                        let value: $prop_ty = $getter(receiver)?;
+                        $crate::properties::owned(value)
+                    },
+                }
+            ),*],
+            property_names_any_case: declare_interface!(@any_case $($any_case)?),
+        };
+    };
+
+    (@receiver node $target:ident) => { $target.node()? };
+    (@receiver app $target:ident) => { $target.app()? };
+    (@receiver node_ref $target:ident) => { $target.node()?.node };
+    (@receiver any $target:ident) => { $target };
+
+    (@decode $call:ident []) => { $crate::reply::no_args($call)? };
+    (@decode $call:ident [$($arg:ident : $arg_ty:ty),+]) => {
+        let ($($arg,)+): ($($arg_ty,)+) = $crate::reply::args($call)?;
+    };
+
+    (@answer $call:ident $answer:ident [$($out:ident),*] []) => {
+        Ok($crate::Handled::reply($crate::reply::method_return(
+            $call,
+            declare_interface!(@body $answer [$($out),*]),
+        )?))
+    };
+    (@answer $call:ident $answer:ident [$($out:ident),*] [acting]) => {{
+        let $crate::surface::Acted { answer, action } = $answer;
+        let reply = $crate::reply::method_return($call, declare_interface!(@body answer [$($out),*]))?;
+        Ok(match action {
+            Some(action) => $crate::Handled::with_action(reply, action),
+            None => $crate::Handled::reply(reply),
+        })
+    }};
+
+    // One result is sent as a one-field body; several are the handler's tuple.
+    (@body $answer:ident [$out:ident]) => { &($answer,) };
+    (@body $answer:ident [$($out:ident),*]) => { &$answer };
+
+    (@any_case) => { false };
+    (@any_case any) => { true };
+
+    (@writable) => { false };
+    (@writable writable) => { true };
+}
+
+pub(crate) use declare_interface;
+
+/// One declared member, as listed by [`declared`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeclaredMember {
+    Method {
+        interface: &'static str,
+        name: &'static str,
+        in_signature: String,
+        out_signature: String,
+    },
+    Property {
+        interface: &'static str,
+        name: &'static str,
+        signature: String,
+        writable: bool,
+    },
+}
+
+/// Every declared AT-SPI interface, each once.
+pub fn interfaces() -> Vec<&'static Interface> {
+    let mut all: Vec<&'static Interface> =
+        vec![&crate::application::APPLICATION, &crate::cache::CACHE];
+    all.extend(crate::dispatch::NODE_INTERFACES.iter().map(|i| i.surface));
+    all
+}
+
+/// Every declared method and property with its D-Bus signatures (for the
+/// test against at-spi2-core's interface definitions).
+pub fn declared() -> Vec<DeclaredMember> {
+    let concat = |args: &[Arg]| args.iter().map(|a| a.signature.to_string()).collect();
+    let mut members = Vec::new();
+    for interface in interfaces() {
+        for method in interface.methods {
+            members.push(DeclaredMember::Method {
+                interface: interface.name,
+                name: method.name,
+                in_signature: concat(method.inputs),
+                out_signature: concat(method.outputs),
+            });
+        }
+        for property in interface.properties {
+            members.push(DeclaredMember::Property {
+                interface: interface.name,
+                name: property.name,
+                signature: property.signature.to_string(),
+                writable: property.writable,
+            });
+        }
+    }
+    members
+}
