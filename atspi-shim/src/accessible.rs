@@ -15,7 +15,7 @@ use crate::{dispatch, relations, roles, states, table_cell, CallError};
 
 declare_interface! {
     /// Served by every exposed node and by the app root (`Target::App`).
-    pub(crate) static ACCESSIBLE = "org.a11y.atspi.Accessible" on any {
+    pub(crate) static ACCESSIBLE = "org.a11y.atspi.Accessible", on any {
         fn GetChildAtIndex(index: i32) -> (child: ObjectRef) = child_at_index;
         fn GetChildren() -> (children: Vec<ObjectRef>) = children;
         fn GetIndexInParent() -> (index: i32) = index_in_parent;

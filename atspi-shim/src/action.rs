@@ -11,7 +11,7 @@ use crate::CallError;
 use accesskit::{Action, ActionData};
 
 declare_interface! {
-    pub(crate) static ACTION = "org.a11y.atspi.Action" on node {
+    pub(crate) static ACTION = "org.a11y.atspi.Action", on node {
         fn GetDescription(index: i32) -> (description: String) = description;
         fn GetName(index: i32) -> (name: String) = name;
         fn GetLocalizedName(index: i32) -> (name: String) = name;

@@ -7,7 +7,7 @@ use crate::surface::declare_interface;
 use crate::CallError;
 
 declare_interface! {
-    pub(crate) static APPLICATION = "org.a11y.atspi.Application" on app {
+    pub(crate) static APPLICATION = "org.a11y.atspi.Application", on app {
         fn GetLocale(lctype: u32) -> (locale: String) = locale;
         fn GetApplicationBusAddress() -> (address: String) = bus_address;
         property ToolkitName: String = toolkit;

@@ -42,7 +42,7 @@ pub type CacheItem<'a> = (
 );
 
 declare_interface! {
-    pub(crate) static CACHE = "org.a11y.atspi.Cache" on app {
+    pub(crate) static CACHE = "org.a11y.atspi.Cache", on app {
         fn GetItems() -> (nodes: Vec<CacheItem<'static>>) = get_items;
     }
 }

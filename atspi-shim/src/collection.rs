@@ -36,7 +36,7 @@ use crate::surface::declare_interface;
 use crate::{accessible, action, dispatch, roles, states, CallError};
 
 declare_interface! {
-    pub(crate) static COLLECTION = "org.a11y.atspi.Collection" on node {
+    pub(crate) static COLLECTION = "org.a11y.atspi.Collection", on node {
         fn GetMatches(rule: WireRule, sortby: u32, count: i32, traverse: bool)
             -> (matches: Vec<ObjectRef>) = get_matches;
         fn GetMatchesTo(

@@ -14,7 +14,7 @@ use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, ScrollHint
 use accesskit_consumer::NodeRef;
 
 declare_interface! {
-    pub(crate) static COMPONENT = "org.a11y.atspi.Component" on node {
+    pub(crate) static COMPONENT = "org.a11y.atspi.Component", on node {
         fn Contains(x: i32, y: i32, coord_type: u32) -> (contains: bool) = contains;
         fn GetAccessibleAtPoint(x: i32, y: i32, coord_type: u32) -> (object: ObjectRef)
             = object_at_point;

@@ -24,7 +24,7 @@ use crate::text::{action_on, text_of};
 use crate::{CallError, NodeCtx};
 
 declare_interface! {
-    pub(crate) static EDITABLE_TEXT = "org.a11y.atspi.EditableText" on node_ref {
+    pub(crate) static EDITABLE_TEXT = "org.a11y.atspi.EditableText", on node_ref {
         fn SetTextContents(new_contents: String) -> (success: bool) = set_text_contents, acting;
         fn InsertText(position: i32, text: String, length: i32) -> (success: bool)
             = insert_text, acting;

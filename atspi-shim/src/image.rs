@@ -9,7 +9,7 @@ use crate::CallError;
 use accesskit::Role;
 
 declare_interface! {
-    pub(crate) static IMAGE = "org.a11y.atspi.Image" on node {
+    pub(crate) static IMAGE = "org.a11y.atspi.Image", on node {
         fn GetImageExtents(coord_type: u32) -> (extents: (i32, i32, i32, i32)) = image_extents;
         fn GetImagePosition(coord_type: u32) -> (x: i32, y: i32) = image_position;
         fn GetImageSize() -> (width: i32, height: i32) = image_size;

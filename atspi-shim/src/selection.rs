@@ -19,7 +19,7 @@ use accesskit::Action;
 use accesskit_consumer::NodeRef;
 
 declare_interface! {
-    pub(crate) static SELECTION = "org.a11y.atspi.Selection" on node {
+    pub(crate) static SELECTION = "org.a11y.atspi.Selection", on node {
         fn GetSelectedChild(selected_child_index: i32) -> (child: ObjectRef) = selected_child;
         fn SelectChild(child_index: i32) -> (success: bool) = select_child, acting;
         fn DeselectSelectedChild(selected_child_index: i32) -> (success: bool)

@@ -10,7 +10,7 @@
 //!
 //! ```ignore
 //! declare_interface! {
-//!     pub(crate) static ACTION = "org.a11y.atspi.Action" on node {
+//!     pub(crate) static ACTION = "org.a11y.atspi.Action", on node {
 //!         fn DoAction(index: i32) -> (success: bool) = do_action, acting;
 //!         fn GetName(index: i32) -> (name: String) = name;
 //!         property NActions: i32 = n_actions;
@@ -19,7 +19,9 @@
 //! ```
 //!
 //! Handlers take the receiver (`on node`: `&NodeCtx`, `on node_ref`: the
-//! node's `NodeRef` alone, `on app`: `&AppContext`, `on any`: [`Target`]) and the decoded arguments, and return
+//! node's `NodeRef` alone, `on text`: `TextOn` (the node and where it lives,
+//! which tests build without a replica), `on app`: `&AppContext`, `on any`:
+//! [`Target`]) and the decoded arguments, and return
 //! `Result<T, CallError>`: `T` is the single result, or the tuple of several;
 //! `acting` handlers return [`Acted`] (the result plus the action request
 //! routed to the sender). Getters return `Result<T, CallError>` of the
@@ -261,8 +263,9 @@ macro_rules! declare_interface {
     };
     (
         $(#[$attr:meta])*
-        $vis:vis static $NAME:ident = $iface:literal on $receiver:ident
-            $(, property names in $any_case:ident case)? {
+        $vis:vis static $NAME:ident = $iface:expr, on $receiver:ident
+            $(, property names in $any_case:ident case)?
+            $(, tested through ($test_call:ident, $test_get:ident))? {
             $(
                 fn $member:ident ( $($arg:ident : $arg_ty:ty),* $(,)? )
                     -> ( $($out:ident : $out_ty:ty),* $(,)? )
@@ -309,12 +312,70 @@ macro_rules! declare_interface {
             ),*],
             property_names_any_case: declare_interface!(@any_case $($any_case)?),
         };
+
+        declare_interface!(@test_fns [$($test_call $test_get)?] $NAME $receiver {
+            $(
+                fn $member($($arg: $arg_ty),*) -> ($($out),*) = $handler [$($acting)?];
+            )*
+            $( property $prop: $prop_ty = $getter; )*
+        });
+    };
+
+    (@test_fns [] $($rest:tt)*) => {};
+    (@test_fns [$test_call:ident $test_get:ident] $NAME:ident $receiver:ident {
+        $(
+            fn $member:ident($($arg:ident : $arg_ty:ty),*) -> ($($out:ident),*)
+                = $handler:path [$($acting:ident)?];
+        )*
+        $( property $prop:ident : $prop_ty:ty = $getter:path; )*
+    }) => {
+        /// The declared methods on a receiver built by the test (no
+        /// `NodeCtx` needed): decoding, handler and reply as dispatched.
+        #[cfg(test)]
+        #[allow(dead_code, unused_variables)]
+        pub(crate) fn $test_call(
+            receiver: declare_interface!(@receiver_type $receiver),
+            member: &str,
+            call: &zbus::message::Message,
+        ) -> Result<$crate::Handled, $crate::CallError> {
+            $(
+                if member == stringify!($member) {
+                    declare_interface!(@decode call [$($arg : $arg_ty),*]);
+                    let answer = $handler(receiver $(, $arg)*)?;
+                    return declare_interface!(@answer call answer [$($out),*] [$($acting)?]);
+                }
+            )*
+            Err($crate::CallError::UnknownMethod {
+                interface: $NAME.name.to_owned(),
+                member: member.to_owned(),
+            })
+        }
+
+        /// The declared properties on a receiver built by the test.
+        #[cfg(test)]
+        #[allow(dead_code, unused_variables)] // an interface's tests may use only one
+
+        pub(crate) fn $test_get(
+            receiver: declare_interface!(@receiver_type $receiver),
+            name: &str,
+        ) -> Result<zvariant::OwnedValue, $crate::CallError> {
+            $(
+                if name == stringify!($prop) {
+                    let value: $prop_ty = $getter(receiver)?;
+                    return $crate::properties::owned(value);
+                }
+            )*
+            Err($crate::CallError::UnknownProperty(name.to_owned()))
+        }
     };
 
     (@receiver node $target:ident) => { $target.node()? };
     (@receiver app $target:ident) => { $target.app()? };
     (@receiver node_ref $target:ident) => { $target.node()?.node };
     (@receiver any $target:ident) => { $target };
+    (@receiver text $target:ident) => { $crate::text::TextOn::of($target.node()?) };
+
+    (@receiver_type text) => { $crate::text::TextOn<'_> };
 
     (@decode $call:ident []) => { $crate::reply::no_args($call)? };
     (@decode $call:ident [$($arg:ident : $arg_ty:ty),+]) => {

@@ -25,7 +25,7 @@ use accesskit_consumer::{FullNodeId, NodeRef};
 
 declare_interface! {
     // libatspi asks for "NRows"; older interface definitions spell "nRows".
-    pub(crate) static TABLE = "org.a11y.atspi.Table" on node, property names in any case {
+    pub(crate) static TABLE = "org.a11y.atspi.Table", on node, property names in any case {
         fn GetAccessibleAt(row: i32, column: i32) -> (cell: ObjectRef) = accessible_at;
         fn GetIndexAt(row: i32, column: i32) -> (index: i32) = index_at;
         fn GetRowAtIndex(index: i32) -> (row: i32) = row_at_index;

@@ -9,7 +9,7 @@ use crate::table::{is_cell, table_of, Grid};
 use crate::CallError;
 
 declare_interface! {
-    pub(crate) static TABLE_CELL = "org.a11y.atspi.TableCell" on node {
+    pub(crate) static TABLE_CELL = "org.a11y.atspi.TableCell", on node {
         // `iiii`, not the `biiii` of xml/TableCell.xml: libatspi reads
         // "=>iiii" and atk-bridge sends four INT32, so a leading boolean makes
         // every libatspi client fail with a signature mismatch.

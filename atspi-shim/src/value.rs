@@ -19,7 +19,7 @@ use crate::surface::declare_interface;
 use crate::CallError;
 
 declare_interface! {
-    pub(crate) static VALUE = "org.a11y.atspi.Value" on node {
+    pub(crate) static VALUE = "org.a11y.atspi.Value", on node {
         property MinimumValue: f64 = minimum;
         property MaximumValue: f64 = maximum;
         property MinimumIncrement: f64 = increment;

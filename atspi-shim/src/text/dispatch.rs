@@ -87,6 +87,23 @@ impl<'a> Env<'a> {
     }
 }
 
+/// A text-family handler's receiver: the node and where it lives. Tests
+/// build it from a bare tree (`Env` without a replica).
+#[derive(Clone, Copy)]
+pub(crate) struct TextOn<'a> {
+    pub env: Env<'a>,
+    pub node: NodeRef<'a>,
+}
+
+impl<'a> TextOn<'a> {
+    pub(crate) fn of(ctx: &NodeCtx<'a>) -> Self {
+        TextOn {
+            env: Env::of(ctx),
+            node: ctx.node,
+        }
+    }
+}
+
 /// Whether this node gets the Text interface.
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     has_text(&ctx.node)
