@@ -293,7 +293,8 @@ macro_rules! declare_interface {
                     call: |target, call| {
                         let receiver = declare_interface!(@receiver $receiver target);
                         declare_interface!(@decode call [$($arg : $arg_ty),*]);
-                        let answer = $handler(receiver $(, $arg)*)?;
+                        let answer: declare_interface!(@answer_type [$($acting)?] [$($out_ty),*])
+                            = $handler(receiver $(, $arg)*)?;
                         declare_interface!(@answer call answer [$($out),*] [$($acting)?])
                     },
                 }
@@ -315,7 +316,7 @@ macro_rules! declare_interface {
 
         declare_interface!(@test_fns [$($test_call $test_get)?] $NAME $receiver {
             $(
-                fn $member($($arg: $arg_ty),*) -> ($($out),*) = $handler [$($acting)?];
+                fn $member($($arg: $arg_ty),*) -> ($($out: $out_ty),*) = $handler [$($acting)?];
             )*
             $( property $prop: $prop_ty = $getter; )*
         });
@@ -324,7 +325,7 @@ macro_rules! declare_interface {
     (@test_fns [] $($rest:tt)*) => {};
     (@test_fns [$test_call:ident $test_get:ident] $NAME:ident $receiver:ident {
         $(
-            fn $member:ident($($arg:ident : $arg_ty:ty),*) -> ($($out:ident),*)
+            fn $member:ident($($arg:ident : $arg_ty:ty),*) -> ($($out:ident : $out_ty:ty),*)
                 = $handler:path [$($acting:ident)?];
         )*
         $( property $prop:ident : $prop_ty:ty = $getter:path; )*
@@ -341,7 +342,8 @@ macro_rules! declare_interface {
             $(
                 if member == stringify!($member) {
                     declare_interface!(@decode call [$($arg : $arg_ty),*]);
-                    let answer = $handler(receiver $(, $arg)*)?;
+                    let answer: declare_interface!(@answer_type [$($acting)?] [$($out_ty),*])
+                        = $handler(receiver $(, $arg)*)?;
                     return declare_interface!(@answer call answer [$($out),*] [$($acting)?]);
                 }
             )*
@@ -396,6 +398,13 @@ macro_rules! declare_interface {
             None => $crate::Handled::reply(reply),
         })
     }};
+
+    // The handler's answer has the declared result types, so the reply's
+    // signature is the declared one.
+    (@answer_type [] [$out_ty:ty]) => { $out_ty };
+    (@answer_type [] [$($out_ty:ty),*]) => { ($($out_ty),*) };
+    (@answer_type [acting] [$out_ty:ty]) => { $crate::surface::Acted<$out_ty> };
+    (@answer_type [acting] [$($out_ty:ty),*]) => { $crate::surface::Acted<($($out_ty),*)> };
 
     // One result is sent as a one-field body; several are the handler's tuple.
     (@body $answer:ident [$out:ident]) => { &($answer,) };
