@@ -28,6 +28,11 @@
 //! property's type. The derived code decodes the body once (InvalidArgs with
 //! the expected signature otherwise) and builds the reply within the message
 //! budget, so handlers are plain functions, tested without D-Bus messages.
+//!
+//! Options after the receiver: `property names in any case` (Table: older
+//! definitions spell `nRows`), and `tested through (call_fn, get_fn)`, which
+//! generates test-only entry points taking the receiver itself, so tests of
+//! the text family run the real decoding and replies on a bare tree.
 
 use std::fmt::Write as _;
 
@@ -220,47 +225,6 @@ impl Interface {
 /// Declares one AT-SPI interface as a `static` [`Interface`]; see the
 /// module documentation for the syntax.
 macro_rules! declare_interface {
-    // Transitional: an interface whose handlers still take the member name
-    // and the message (`call(ctx, member, message)`, `property(ctx, name)`).
-    (
-        $(#[$attr:meta])*
-        $vis:vis static $NAME:ident = $iface:expr, on node
-            forwarding to ($call_fn:path, $property_fn:path) {
-            $(
-                fn $member:ident ( $($arg:ident : $arg_ty:ty),* $(,)? )
-                    -> ( $($out:ident : $out_ty:ty),* $(,)? );
-            )*
-            $( property $prop:ident : $prop_ty:ty; )*
-        }
-    ) => {
-        $(#[$attr])*
-        $vis static $NAME: $crate::surface::Interface = $crate::surface::Interface {
-            name: $iface,
-            methods: &[$(
-                $crate::surface::Method {
-                    name: stringify!($member),
-                    inputs: &[$($crate::surface::Arg {
-                        name: stringify!($arg),
-                        signature: <$arg_ty as zvariant::Type>::SIGNATURE,
-                    }),*],
-                    outputs: &[$($crate::surface::Arg {
-                        name: stringify!($out),
-                        signature: <$out_ty as zvariant::Type>::SIGNATURE,
-                    }),*],
-                    call: |target, call| $call_fn(target.node()?, stringify!($member), call),
-                }
-            ),*],
-            properties: &[$(
-                $crate::surface::Property {
-                    name: stringify!($prop),
-                    signature: <$prop_ty as zvariant::Type>::SIGNATURE,
-                    writable: false,
-                    get: |target| $property_fn(target.node()?, stringify!($prop)),
-                }
-            ),*],
-            property_names_any_case: false,
-        };
-    };
     (
         $(#[$attr:meta])*
         $vis:vis static $NAME:ident = $iface:expr, on $receiver:ident
