@@ -4,26 +4,181 @@ use std::collections::HashMap;
 
 use accesskit::{Live, Role};
 use accesskit_consumer::NodeRef;
-use zbus::message::Message;
-use zvariant::OwnedValue;
+use atspi_common::StateSet;
 
 use crate::context::{AppContext, NodeCtx};
 use crate::objects::{self, client_index, to_i32, Parent};
 use crate::paths::{self, ObjectRef};
-use crate::properties::{bcp47_to_posix, owned, owned_ref};
-use crate::reply::{args, method_return};
-use crate::{dispatch, relations, roles, states, table_cell, CallError, Handled};
+use crate::properties::bcp47_to_posix;
+use crate::surface::{declare_interface, Target};
+use crate::{dispatch, relations, roles, states, table_cell, CallError};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Accessible";
-pub(crate) const PROPERTIES: &[&str] = &[
-    "Name",
-    "Description",
-    "Parent",
-    "ChildCount",
-    "Locale",
-    "AccessibleId",
-    "HelpText",
-];
+declare_interface! {
+    /// Served by every exposed node and by the app root (`Target::App`).
+    pub(crate) static ACCESSIBLE = "org.a11y.atspi.Accessible", on any {
+        fn GetChildAtIndex(index: i32) -> (child: ObjectRef) = child_at_index;
+        fn GetChildren() -> (children: Vec<ObjectRef>) = children;
+        fn GetIndexInParent() -> (index: i32) = index_in_parent;
+        fn GetRelationSet() -> (relations: Vec<(u32, Vec<ObjectRef>)>) = relation_set;
+        fn GetRole() -> (role: u32) = role;
+        fn GetRoleName() -> (name: String) = role_name;
+        fn GetLocalizedRoleName() -> (name: String) = localized_role_name;
+        fn GetState() -> (states: StateSet) = state;
+        fn GetAttributes() -> (attributes: HashMap<String, String>) = object_attributes;
+        fn GetApplication() -> (application: ObjectRef) = application;
+        fn GetInterfaces() -> (interfaces: Vec<String>) = interfaces;
+        property Name: String = name_of;
+        property Description: String = description_of;
+        property Parent: ObjectRef = parent;
+        property ChildCount: i32 = child_count;
+        property Locale: String = locale_of;
+        property AccessibleId: String = accessible_id;
+        property HelpText: String = help_text;
+    }
+}
+
+fn child_at_index(target: Target, index: i32) -> Result<ObjectRef, CallError> {
+    let wanted = client_index(index)?;
+    match target {
+        Target::App(app) => objects::root_children(app)
+            .nth(wanted)
+            .map(|child| child.object_ref()),
+        Target::Node(ctx) => {
+            objects::child_at(ctx.surface, &ctx.node, wanted).map(|child| ctx.ref_to(&child))
+        }
+    }
+    .ok_or_else(|| out_of_range(index))
+}
+
+fn children(target: Target) -> Result<Vec<ObjectRef>, CallError> {
+    Ok(match target {
+        Target::App(app) => objects::root_children(app)
+            .map(|child| child.object_ref())
+            .collect(),
+        Target::Node(ctx) => objects::exposed_children(&ctx.node)
+            .map(|child| ctx.ref_to(&child))
+            .collect(),
+    })
+}
+
+fn index_in_parent(target: Target) -> Result<i32, CallError> {
+    Ok(match target {
+        // The registry knows our place on the desktop; atk-bridge answers -1 too.
+        Target::App(_) => -1,
+        Target::Node(ctx) => to_i32(objects::index_in_parent(ctx)),
+    })
+}
+
+fn relation_set(target: Target) -> Result<Vec<(u32, Vec<ObjectRef>)>, CallError> {
+    Ok(match target {
+        Target::App(_) => Vec::new(),
+        Target::Node(ctx) => relations::relation_set(ctx),
+    })
+}
+
+fn role(target: Target) -> Result<u32, CallError> {
+    Ok(match target {
+        Target::App(_) => atspi_common::Role::Application as u32,
+        Target::Node(ctx) => roles::atspi_role(&ctx.node) as u32,
+    })
+}
+
+fn role_name(target: Target) -> Result<String, CallError> {
+    Ok(match target {
+        Target::App(_) => atspi_common::Role::Application.name().to_owned(),
+        Target::Node(ctx) => roles::role_name(roles::atspi_role(&ctx.node)).to_owned(),
+    })
+}
+
+/// An author's role description is what the user should hear.
+fn localized_role_name(target: Target) -> Result<String, CallError> {
+    match target {
+        Target::App(_) => role_name(target),
+        Target::Node(ctx) => Ok(ctx
+            .node
+            .role_description()
+            .unwrap_or_else(|| roles::role_name(roles::atspi_role(&ctx.node)))
+            .to_owned()),
+    }
+}
+
+fn state(target: Target) -> Result<StateSet, CallError> {
+    Ok(match target {
+        Target::App(_) => root_states(),
+        Target::Node(ctx) => states::state_set(ctx),
+    })
+}
+
+fn object_attributes(target: Target) -> Result<HashMap<String, String>, CallError> {
+    Ok(match target {
+        Target::App(app) => HashMap::from([("toolkit".to_owned(), toolkit_name(app).to_owned())]),
+        Target::Node(ctx) => attributes(ctx),
+    })
+}
+
+fn application(target: Target) -> Result<ObjectRef, CallError> {
+    Ok(match target {
+        Target::App(app) => app.root_ref(),
+        Target::Node(ctx) => ctx.app.root_ref(),
+    })
+}
+
+fn interfaces(target: Target) -> Result<Vec<String>, CallError> {
+    let names = match target {
+        Target::App(_) => dispatch::root_interface_names(),
+        Target::Node(ctx) => dispatch::node_interface_names(ctx),
+    };
+    Ok(names.into_iter().map(str::to_owned).collect())
+}
+
+fn name_of(target: Target) -> Result<String, CallError> {
+    Ok(match target {
+        Target::App(app) => app.info.name.clone(),
+        Target::Node(ctx) => name(ctx),
+    })
+}
+
+fn description_of(target: Target) -> Result<String, CallError> {
+    Ok(match target {
+        Target::App(_) => String::new(),
+        Target::Node(ctx) => description(&ctx.node),
+    })
+}
+
+fn parent(target: Target) -> Result<ObjectRef, CallError> {
+    Ok(match target {
+        Target::App(app) => paths::desktop_ref(app.desktop),
+        Target::Node(ctx) => parent_ref(ctx),
+    })
+}
+
+fn child_count(target: Target) -> Result<i32, CallError> {
+    Ok(to_i32(match target {
+        Target::App(app) => objects::root_children(app).count(),
+        Target::Node(ctx) => objects::child_count(ctx.surface, &ctx.node),
+    }))
+}
+
+pub(crate) fn locale_of(target: Target) -> Result<String, CallError> {
+    Ok(match target {
+        Target::App(app) => app.host.object_locale().to_owned(),
+        Target::Node(ctx) => locale(ctx),
+    })
+}
+
+fn accessible_id(target: Target) -> Result<String, CallError> {
+    Ok(match target {
+        Target::App(_) => String::new(),
+        Target::Node(ctx) => ctx.node.author_id().unwrap_or_default().to_owned(),
+    })
+}
+
+fn help_text(target: Target) -> Result<String, CallError> {
+    Ok(match target {
+        Target::App(_) => String::new(),
+        Target::Node(ctx) => ctx.node.data().tooltip().unwrap_or_default().to_owned(),
+    })
+}
 
 pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
     true
@@ -69,156 +224,6 @@ pub(crate) fn parent_ref(ctx: &NodeCtx) -> ObjectRef {
         Parent::AppRoot => ctx.app.root_ref(),
         Parent::Node(parent) => ctx.ref_to(&parent),
     }
-}
-
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    let node = &ctx.node;
-    match name {
-        "Name" => owned(self::name(ctx)),
-        "Description" => owned(description(node)),
-        "Parent" => owned_ref(parent_ref(ctx)),
-        "ChildCount" => owned(to_i32(objects::child_count(ctx.surface, node))),
-        "Locale" => owned(locale(ctx)),
-        "AccessibleId" => owned(node.author_id().unwrap_or_default().to_owned()),
-        "HelpText" => owned(node.data().tooltip().unwrap_or_default().to_owned()),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
-    }
-}
-
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let reply = match member {
-        "GetChildAtIndex" => {
-            let (index,): (i32,) = args(call)?;
-            let wanted = client_index(index)?;
-            let child = objects::child_at(ctx.surface, &ctx.node, wanted)
-                .ok_or_else(|| out_of_range(index))?;
-            method_return(call, &(ctx.ref_to(&child),))?
-        }
-        "GetChildren" => {
-            no_args(call)?;
-            let children: Vec<ObjectRef> = objects::exposed_children(&ctx.node)
-                .map(|c| ctx.ref_to(&c))
-                .collect();
-            method_return(call, &(children,))?
-        }
-        "GetIndexInParent" => {
-            no_args(call)?;
-            method_return(call, &(to_i32(objects::index_in_parent(ctx)),))?
-        }
-        "GetRelationSet" => {
-            no_args(call)?;
-            method_return(call, &(relations::relation_set(ctx),))?
-        }
-        "GetRole" => {
-            no_args(call)?;
-            method_return(call, &(roles::atspi_role(&ctx.node) as u32,))?
-        }
-        "GetRoleName" => {
-            no_args(call)?;
-            method_return(call, &(roles::role_name(roles::atspi_role(&ctx.node)),))?
-        }
-        "GetLocalizedRoleName" => {
-            // An author's role description is what the user should hear.
-            no_args(call)?;
-            let name = ctx
-                .node
-                .role_description()
-                .unwrap_or_else(|| roles::role_name(roles::atspi_role(&ctx.node)));
-            method_return(call, &(name,))?
-        }
-        "GetState" => {
-            no_args(call)?;
-            method_return(call, &(states::state_set(ctx),))?
-        }
-        "GetAttributes" => {
-            no_args(call)?;
-            method_return(call, &(attributes(ctx),))?
-        }
-        "GetApplication" => {
-            no_args(call)?;
-            method_return(call, &(ctx.app.root_ref(),))?
-        }
-        "GetInterfaces" => {
-            no_args(call)?;
-            method_return(call, &(dispatch::node_interface_names(ctx),))?
-        }
-        _ => return Err(unknown_method(member)),
-    };
-    Ok(Handled::reply(reply))
-}
-
-/// The app root's Accessible properties.
-pub(crate) fn root_property(app: &AppContext, name: &str) -> Result<OwnedValue, CallError> {
-    match name {
-        "Name" => owned(app.info.name.clone()),
-        "Description" | "AccessibleId" | "HelpText" => owned(String::new()),
-        "Parent" => owned_ref(paths::desktop_ref(app.desktop)),
-        "ChildCount" => owned(to_i32(objects::root_children(app).count())),
-        "Locale" => owned(app.host.object_locale().to_owned()),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
-    }
-}
-
-/// The app root's Accessible methods.
-pub(crate) fn root_call(
-    app: &AppContext,
-    member: &str,
-    call: &Message,
-) -> Result<Handled, CallError> {
-    let reply = match member {
-        "GetChildAtIndex" => {
-            let (index,): (i32,) = args(call)?;
-            let wanted = client_index(index)?;
-            let child = objects::root_children(app)
-                .nth(wanted)
-                .ok_or_else(|| out_of_range(index))?;
-            method_return(call, &(child.object_ref(),))?
-        }
-        "GetChildren" => {
-            no_args(call)?;
-            let children: Vec<ObjectRef> = objects::root_children(app)
-                .map(|c| c.object_ref())
-                .collect();
-            method_return(call, &(children,))?
-        }
-        "GetIndexInParent" => {
-            no_args(call)?;
-            // The registry knows our place on the desktop; atk-bridge answers -1 too.
-            method_return(call, &(-1i32,))?
-        }
-        "GetRelationSet" => {
-            no_args(call)?;
-            method_return(call, &(Vec::<(u32, Vec<ObjectRef>)>::new(),))?
-        }
-        "GetRole" => {
-            no_args(call)?;
-            method_return(call, &(atspi_common::Role::Application as u32,))?
-        }
-        "GetRoleName" | "GetLocalizedRoleName" => {
-            no_args(call)?;
-            method_return(call, &(atspi_common::Role::Application.name(),))?
-        }
-        "GetState" => {
-            no_args(call)?;
-            method_return(call, &(root_states(),))?
-        }
-        "GetAttributes" => {
-            no_args(call)?;
-            let mut attrs = HashMap::new();
-            attrs.insert("toolkit".to_owned(), toolkit_name(app).to_owned());
-            method_return(call, &(attrs,))?
-        }
-        "GetApplication" => {
-            no_args(call)?;
-            method_return(call, &(app.root_ref(),))?
-        }
-        "GetInterfaces" => {
-            no_args(call)?;
-            method_return(call, &(dispatch::ROOT_INTERFACES.to_vec(),))?
-        }
-        _ => return Err(unknown_method(member)),
-    };
-    Ok(Handled::reply(reply))
 }
 
 /// The app root is always enabled and showing.
@@ -360,25 +365,6 @@ fn put_live_attributes(node: &NodeRef, put: &mut impl FnMut(&str, String)) {
     }
 }
 
-/// Members without arguments still reject a wrong signature.
-pub(crate) fn no_args(call: &Message) -> Result<(), CallError> {
-    let signature = call.body().signature().to_string();
-    if signature.is_empty() {
-        Ok(())
-    } else {
-        Err(CallError::InvalidArgs(format!(
-            "expected no arguments, got signature \u{201c}{signature}\u{201d}"
-        )))
-    }
-}
-
 pub(crate) fn out_of_range(index: i32) -> CallError {
     CallError::InvalidArgs(format!("child index {index} is out of range"))
-}
-
-pub(crate) fn unknown_method(member: &str) -> CallError {
-    CallError::UnknownMethod {
-        interface: INTERFACE.to_owned(),
-        member: member.to_owned(),
-    }
 }

@@ -3,19 +3,24 @@
 //! true at once and hands the request to the bridge; the application
 //! performs it asynchronously.
 
-use accesskit::{Action, ActionData};
-use zbus::message::Message;
-use zvariant::OwnedValue;
-
-use crate::accessible::no_args;
 use crate::component::request;
 use crate::context::NodeCtx;
 use crate::objects::{client_index, exposure_filter, to_i32};
-use crate::properties::owned;
-use crate::reply::{args, method_return};
-use crate::{CallError, Handled};
+use crate::surface::{declare_interface, Acted};
+use crate::CallError;
+use accesskit::{Action, ActionData};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Action";
+declare_interface! {
+    pub(crate) static ACTION = "org.a11y.atspi.Action", on node {
+        fn GetDescription(index: i32) -> (description: String) = description;
+        fn GetName(index: i32) -> (name: String) = name;
+        fn GetLocalizedName(index: i32) -> (name: String) = name;
+        fn GetKeyBinding(index: i32) -> (binding: String) = key_binding_at;
+        fn GetActions() -> (actions: Vec<(String, String, String)>) = list;
+        fn DoAction(index: i32) -> (success: bool) = do_action, acting;
+        property NActions: i32 = n_actions;
+    }
+}
 
 /// Standard actions in the order they are listed (primary first), with
 /// their AT-SPI name and description.
@@ -83,11 +88,8 @@ pub(crate) fn supported(ctx: &NodeCtx) -> bool {
             .any(|(action, _, _)| node.supports_action(*action, &exposure_filter))
 }
 
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    match name {
-        "NActions" => owned(to_i32(actions(ctx).len())),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
-    }
+fn n_actions(ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(to_i32(actions(ctx).len()))
 }
 
 fn nth(ctx: &NodeCtx, index: i32) -> Result<(usize, NodeAction), CallError> {
@@ -99,47 +101,31 @@ fn nth(ctx: &NodeCtx, index: i32) -> Result<(usize, NodeAction), CallError> {
         .ok_or_else(|| CallError::InvalidArgs(format!("action index {index} is out of range")))
 }
 
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let reply = match member {
-        "GetName" | "GetLocalizedName" => {
-            let (index,): (i32,) = args(call)?;
-            method_return(call, &(nth(ctx, index)?.1.name,))?
-        }
-        "GetDescription" => {
-            let (index,): (i32,) = args(call)?;
-            method_return(call, &(nth(ctx, index)?.1.description,))?
-        }
-        "GetKeyBinding" => {
-            let (index,): (i32,) = args(call)?;
-            let (position, _) = nth(ctx, index)?;
-            method_return(call, &(key_binding(ctx, position),))?
-        }
-        "GetActions" => {
-            no_args(call)?;
-            let list: Vec<(String, String, String)> = actions(ctx)
-                .into_iter()
-                .enumerate()
-                .map(|(position, a)| (a.name, a.description, key_binding(ctx, position)))
-                .collect();
-            method_return(call, &(list,))?
-        }
-        "DoAction" => {
-            let (index,): (i32,) = args(call)?;
-            let (_, chosen) = nth(ctx, index)?;
-            let reply = method_return(call, &(true,))?;
-            return Ok(Handled::with_action(
-                reply,
-                request(ctx, chosen.action, chosen.data),
-            ));
-        }
-        _ => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.to_owned(),
-                member: member.to_owned(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+fn name(ctx: &NodeCtx, index: i32) -> Result<String, CallError> {
+    Ok(nth(ctx, index)?.1.name)
+}
+
+fn description(ctx: &NodeCtx, index: i32) -> Result<String, CallError> {
+    Ok(nth(ctx, index)?.1.description)
+}
+
+fn key_binding_at(ctx: &NodeCtx, index: i32) -> Result<String, CallError> {
+    let (position, _) = nth(ctx, index)?;
+    Ok(key_binding(ctx, position))
+}
+
+fn list(ctx: &NodeCtx) -> Result<Vec<(String, String, String)>, CallError> {
+    Ok(actions(ctx)
+        .into_iter()
+        .enumerate()
+        .map(|(position, a)| (a.name, a.description, key_binding(ctx, position)))
+        .collect())
+}
+
+/// Answers true at once; the application performs the action later.
+fn do_action(ctx: &NodeCtx, index: i32) -> Result<Acted<bool>, CallError> {
+    let (_, chosen) = nth(ctx, index)?;
+    Ok(Acted::with(true, request(ctx, chosen.action, chosen.data)))
 }
 
 /// The node's keyboard shortcut belongs to its primary action only.

@@ -1,58 +1,55 @@
 //! `org.a11y.atspi.Application` on the app root: the application's identity
 //! from the sender's hello.
 
-use zbus::message::Message;
-use zvariant::OwnedValue;
-
-use crate::accessible::{no_args, toolkit_name};
+use crate::accessible::toolkit_name;
 use crate::context::AppContext;
-use crate::properties::owned;
-use crate::reply::{args, method_return};
-use crate::{CallError, Handled};
+use crate::surface::declare_interface;
+use crate::CallError;
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Application";
-pub(crate) const PROPERTIES: &[&str] = &[
-    "ToolkitName",
-    "Version",
-    "ToolkitVersion",
-    "AtspiVersion",
-    "InterfaceVersion",
-    "Id",
-];
-
-pub(crate) fn property(app: &AppContext, name: &str) -> Result<OwnedValue, CallError> {
-    match name {
-        "ToolkitName" => owned(toolkit_name(app).to_owned()),
-        "Version" | "ToolkitVersion" => owned(app.info.toolkit_version.clone().unwrap_or_default()),
-        "AtspiVersion" => owned("2.1"),
-        // at-spi2-core 2.61's Application interface version.
-        "InterfaceVersion" => owned(1u32),
-        "Id" => owned(app.app_id),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
+declare_interface! {
+    pub(crate) static APPLICATION = "org.a11y.atspi.Application", on app {
+        fn GetLocale(lctype: u32) -> (locale: String) = locale;
+        fn GetApplicationBusAddress() -> (address: String) = bus_address;
+        property ToolkitName: String = toolkit;
+        property Version: String = toolkit_version;
+        property ToolkitVersion: String = toolkit_version;
+        property AtspiVersion: String = atspi_version;
+        property InterfaceVersion: u32 = interface_version;
+        property Id: i32 = id, writable;
     }
 }
 
-pub(crate) fn call(app: &AppContext, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let reply = match member {
-        "GetLocale" => {
-            // Every category gets the session locale: the bridge cannot know
-            // the application's own.
-            let (_category,): (u32,) = args(call)?;
-            method_return(call, &(app.host.locale(),))?
-        }
-        "GetApplicationBusAddress" => {
-            no_args(call)?;
-            // No peer-to-peer connection yet: "" keeps libatspi on the bus.
-            method_return(call, &("",))?
-        }
-        _ => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.to_owned(),
-                member: member.to_owned(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+/// Every category gets the session locale: the bridge cannot know the
+/// application's own.
+fn locale(app: &AppContext, _lctype: u32) -> Result<String, CallError> {
+    Ok(app.host.locale().to_owned())
+}
+
+/// No peer-to-peer connection from the shim: "" keeps libatspi on the bus
+/// (the bridge answers this call itself when it offers one).
+fn bus_address(_app: &AppContext) -> Result<String, CallError> {
+    Ok(String::new())
+}
+
+fn toolkit(app: &AppContext) -> Result<String, CallError> {
+    Ok(toolkit_name(app).to_owned())
+}
+
+fn toolkit_version(app: &AppContext) -> Result<String, CallError> {
+    Ok(app.info.toolkit_version.clone().unwrap_or_default())
+}
+
+fn atspi_version(_app: &AppContext) -> Result<String, CallError> {
+    Ok("2.1".to_owned())
+}
+
+/// at-spi2-core 2.61's Application interface version.
+fn interface_version(_app: &AppContext) -> Result<u32, CallError> {
+    Ok(1)
+}
+
+fn id(app: &AppContext) -> Result<i32, CallError> {
+    Ok(app.app_id)
 }
 
 /// `Properties.Set("org.a11y.atspi.Application", "Id", v:i)`: the only
@@ -66,7 +63,7 @@ pub(crate) fn set_property(name: &str, value: &zvariant::Value) -> Result<i32, C
                 other.value_signature()
             ))),
         },
-        other if PROPERTIES.contains(&other) => Err(CallError::Failed(format!(
+        other if APPLICATION.property(other).is_some() => Err(CallError::Failed(format!(
             "property \u{201c}{other}\u{201d} is read-only"
         ))),
         other => Err(CallError::UnknownProperty(other.to_owned())),

@@ -10,20 +10,18 @@ use accesskit_consumer::NodeRef;
 use atspi_common::StateSet;
 use newton_cache::SurfaceReplica;
 use newton_push_protocol::SurfaceId;
-use zbus::message::Message;
 use zvariant::ObjectPath;
 
-use crate::accessible::{self, no_args};
+use crate::accessible;
 use crate::budgets::GET_ITEMS_BUDGET_BYTES;
 use crate::context::{local_id, AppContext, NodeCtx};
 use crate::objects::{self, is_exposed_child, to_i32, Parent};
 use crate::paths::{self, NULL_PATH, ROOT_PATH};
-use crate::reply::method_return;
-use crate::{dispatch, roles, states, CallError, Handled};
+use crate::surface::declare_interface;
+use crate::{dispatch, roles, states, CallError};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Cache";
-/// Cache signals use the same interface name.
-pub(crate) const CACHE_SIGNAL_INTERFACE: &str = INTERFACE;
+/// Cache signals use the interface's name.
+pub(crate) const CACHE_SIGNAL_INTERFACE: &str = CACHE.name;
 
 /// An object reference borrowing the bus name.
 pub type ItemRef<'a> = (&'a str, ObjectPath<'static>);
@@ -43,18 +41,14 @@ pub type CacheItem<'a> = (
     StateSet,
 );
 
-pub(crate) fn call(app: &AppContext, member: &str, call: &Message) -> Result<Handled, CallError> {
-    match member {
-        "GetItems" => {
-            no_args(call)?;
-            let items = all_items(app);
-            Ok(Handled::reply(method_return(call, &(items,))?))
-        }
-        _ => Err(CallError::UnknownMethod {
-            interface: INTERFACE.to_owned(),
-            member: member.to_owned(),
-        }),
+declare_interface! {
+    pub(crate) static CACHE = "org.a11y.atspi.Cache", on app {
+        fn GetItems() -> (nodes: Vec<CacheItem>) = get_items;
     }
+}
+
+fn get_items<'a>(app: &'a AppContext<'a>) -> Result<Vec<CacheItem<'a>>, CallError> {
+    Ok(all_items(app))
 }
 
 fn root_path() -> ObjectPath<'static> {
@@ -156,7 +150,7 @@ pub(crate) fn root_item<'a>(app: &'a AppContext<'a>) -> CacheItem<'a> {
         desktop_item_ref(app),
         -1,
         to_i32(objects::root_children(app).count()),
-        dispatch::ROOT_INTERFACES.to_vec(),
+        dispatch::root_interface_names(),
         crate::budgets::bounded_name(app.info.name.clone()),
         atspi_common::Role::Application as u32,
         String::new(),

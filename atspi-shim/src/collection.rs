@@ -27,16 +27,38 @@
 use std::collections::HashMap;
 
 use accesskit_consumer::NodeRef;
-use zbus::message::Message;
-use zvariant::OwnedValue;
+use zvariant::OwnedObjectPath;
 
 use crate::context::NodeCtx;
 use crate::objects::{self, exposed_children};
 use crate::paths::{self, ObjectAddress, ObjectRef};
-use crate::reply::{args, method_return};
-use crate::{accessible, action, dispatch, roles, states, CallError, Handled};
+use crate::surface::declare_interface;
+use crate::{accessible, action, dispatch, roles, states, CallError};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Collection";
+declare_interface! {
+    pub(crate) static COLLECTION = "org.a11y.atspi.Collection", on node {
+        fn GetMatches(rule: WireRule, sortby: u32, count: i32, traverse: bool)
+            -> (matches: Vec<ObjectRef>) = get_matches;
+        fn GetMatchesTo(
+            current_object: OwnedObjectPath,
+            rule: WireRule,
+            sortby: u32,
+            tree: u32,
+            limit_scope: bool,
+            count: i32,
+            traverse: bool,
+        ) -> (matches: Vec<ObjectRef>) = get_matches_to;
+        fn GetMatchesFrom(
+            current_object: OwnedObjectPath,
+            rule: WireRule,
+            sortby: u32,
+            tree: u32,
+            count: i32,
+            traverse: bool,
+        ) -> (matches: Vec<ObjectRef>) = get_matches_from;
+        fn GetActiveDescendant() -> (descendant: ObjectRef) = active_descendant;
+    }
+}
 
 const MATCH_INVALID: i32 = 0;
 const MATCH_ALL: i32 = 1;
@@ -68,75 +90,63 @@ pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
     true
 }
 
-pub(crate) fn property(_ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    Err(CallError::UnknownProperty(name.to_owned()))
+fn get_matches(
+    ctx: &NodeCtx,
+    rule: WireRule,
+    sort: u32,
+    count: i32,
+    traverse: bool,
+) -> Result<Vec<ObjectRef>, CallError> {
+    let rule = Rule::parse(rule)?;
+    let mut found = Vec::new();
+    collect_descendants(&rule, ctx, &ctx.node, traverse, limit(count), &mut found);
+    Ok(finish(ctx, found, sort))
 }
 
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let found = match member {
-        "GetMatches" => {
-            let (rule, sort, count, traverse): (WireRule, u32, i32, bool) = args(call)?;
-            let rule = Rule::parse(rule)?;
-            let mut found = Vec::new();
-            collect_descendants(&rule, ctx, &ctx.node, traverse, limit(count), &mut found);
-            finish(ctx, found, sort)
-        }
-        "GetMatchesFrom" => {
-            let (current, rule, sort, tree, count, traverse): (
-                zvariant::OwnedObjectPath,
-                WireRule,
-                u32,
-                u32,
-                i32,
-                bool,
-            ) = args(call)?;
-            let rule = Rule::parse(rule)?;
-            let current = current_node(ctx, current.as_str())?;
-            let found = matches_from(ctx, &rule, current, tree, limit(count), traverse)?;
-            finish(ctx, found, sort)
-        }
-        "GetMatchesTo" => {
-            let (current, rule, sort, tree, limit_scope, count, traverse): (
-                zvariant::OwnedObjectPath,
-                WireRule,
-                u32,
-                u32,
-                bool,
-                i32,
-                bool,
-            ) = args(call)?;
-            let rule = Rule::parse(rule)?;
-            let current = current_node(ctx, current.as_str())?;
-            let mut found = matches_to(ctx, &rule, current, tree, limit_scope, traverse)?;
-            // Nearest first (atk-bridge's CANONICAL answer here), keeping
-            // the `count` nearest; REVERSE_CANONICAL gives them farthest first.
-            found.reverse();
-            if let Some(max) = limit(count) {
-                found.truncate(max);
-            }
-            let mut refs: Vec<ObjectRef> = found.iter().map(|n| ctx.ref_to(n)).collect();
-            if sort == SORT_REVERSE_CANONICAL {
-                refs.reverse();
-            }
-            return Ok(Handled::reply(method_return(call, &(refs,))?));
-        }
-        "GetActiveDescendant" => {
-            accessible::no_args(call)?;
-            let reference = ctx
-                .node
-                .active_descendant()
-                .filter(objects::is_exposed)
-                .map_or_else(paths::null_ref, |n| ctx.ref_to(&n));
-            return Ok(Handled::reply(method_return(call, &(reference,))?));
-        }
-        _ => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.to_owned(),
-                member: member.to_owned(),
-            })
-        }
-    };
-    Ok(Handled::reply(method_return(call, &(found,))?))
+fn get_matches_from(
+    ctx: &NodeCtx,
+    current: OwnedObjectPath,
+    rule: WireRule,
+    sort: u32,
+    tree: u32,
+    count: i32,
+    traverse: bool,
+) -> Result<Vec<ObjectRef>, CallError> {
+    let rule = Rule::parse(rule)?;
+    let current = current_node(ctx, current.as_str())?;
+    let found = matches_from(ctx, &rule, current, tree, limit(count), traverse)?;
+    Ok(finish(ctx, found, sort))
+}
+
+#[allow(clippy::too_many_arguments)] // the wire method's seven arguments
+fn get_matches_to(
+    ctx: &NodeCtx,
+    current: OwnedObjectPath,
+    rule: WireRule,
+    sort: u32,
+    tree: u32,
+    limit_scope: bool,
+    count: i32,
+    traverse: bool,
+) -> Result<Vec<ObjectRef>, CallError> {
+    let rule = Rule::parse(rule)?;
+    let current = current_node(ctx, current.as_str())?;
+    let mut found = matches_to(ctx, &rule, current, tree, limit_scope, traverse)?;
+    // Nearest first (atk-bridge's CANONICAL answer here), keeping the
+    // `count` nearest; REVERSE_CANONICAL gives them farthest first.
+    found.reverse();
+    if let Some(max) = limit(count) {
+        found.truncate(max);
+    }
+    Ok(finish(ctx, found, sort))
+}
+
+fn active_descendant(ctx: &NodeCtx) -> Result<ObjectRef, CallError> {
+    Ok(ctx
+        .node
+        .active_descendant()
+        .filter(objects::is_exposed)
+        .map_or_else(paths::null_ref, |n| ctx.ref_to(&n)))
 }
 
 /// The caller's `count` (0 or negative: all), never over

@@ -4,20 +4,36 @@
 //! origin and scale (coords.rs); WINDOW is the surface-relative box; PARENT
 //! is relative to the exposed parent's box (the window for a surface root).
 
-use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, ScrollHint, TreeId};
-use accesskit_consumer::NodeRef;
-use zbus::message::Message;
-use zvariant::OwnedValue;
-
-use crate::accessible::no_args;
 use crate::context::NodeCtx;
 use crate::coords::{screen_to_surface, surface_to_screen, to_xywh, CoordType};
 use crate::objects::{self, exposure_filter, Parent};
-use crate::paths;
-use crate::reply::{args, method_return};
-use crate::{CallError, Handled};
+use crate::paths::{self, ObjectRef};
+use crate::surface::{declare_interface, Acted};
+use crate::CallError;
+use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, ScrollHint, TreeId};
+use accesskit_consumer::NodeRef;
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Component";
+declare_interface! {
+    pub(crate) static COMPONENT = "org.a11y.atspi.Component", on node {
+        fn Contains(x: i32, y: i32, coord_type: u32) -> (contains: bool) = contains;
+        fn GetAccessibleAtPoint(x: i32, y: i32, coord_type: u32) -> (object: ObjectRef)
+            = object_at_point;
+        fn GetExtents(coord_type: u32) -> (extents: (i32, i32, i32, i32)) = extents_in;
+        fn GetPosition(coord_type: u32) -> (x: i32, y: i32) = position;
+        fn GetSize() -> (width: i32, height: i32) = size;
+        fn GetLayer() -> (layer: u32) = layer;
+        fn GetMDIZOrder() -> (order: i16) = mdi_z_order;
+        fn GrabFocus() -> (success: bool) = grab_focus, acting;
+        fn GetAlpha() -> (alpha: f64) = alpha;
+        fn SetExtents(x: i32, y: i32, width: i32, height: i32, coord_type: u32) -> (success: bool)
+            = set_extents;
+        fn SetPosition(x: i32, y: i32, coord_type: u32) -> (success: bool) = set_position;
+        fn SetSize(width: i32, height: i32) -> (success: bool) = set_size;
+        fn ScrollTo(kind: u32) -> (success: bool) = scroll_to, acting;
+        fn ScrollToPoint(coord_type: u32, x: i32, y: i32) -> (success: bool)
+            = scroll_to_point, acting;
+    }
+}
 
 /// AT-SPI layers.
 const LAYER_WIDGET: u32 = 3;
@@ -37,10 +53,6 @@ pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
 /// shallow in practice (a row or group around boxed widgets); the cap keeps a
 /// hostile tree of bound-less nodes from making one call O(tree).
 const UNION_VISIT_BUDGET: usize = 4096;
-
-pub(crate) fn property(_ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    Err(CallError::UnknownProperty(name.to_owned()))
-}
 
 /// The node's surface-relative box. A root without bounds covers the
 /// surface; any other node without bounds encloses its exposed descendants'
@@ -131,99 +143,75 @@ fn to_surface_point(ctx: &NodeCtx, x: i32, y: i32, coord: CoordType) -> Point {
     }
 }
 
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let reply = match member {
-        "GetExtents" => {
-            let (coord,): (u32,) = args(call)?;
-            method_return(call, &(to_xywh(extents(ctx, CoordType::from_u32(coord)?)),))?
-        }
-        "GetPosition" => {
-            let (coord,): (u32,) = args(call)?;
-            let (x, y, _, _) = to_xywh(extents(ctx, CoordType::from_u32(coord)?));
-            method_return(call, &(x, y))?
-        }
-        "GetSize" => {
-            no_args(call)?;
-            let (_, _, w, h) = to_xywh(extents(ctx, CoordType::Screen));
-            method_return(call, &(w, h))?
-        }
-        "Contains" => {
-            let (x, y, coord): (i32, i32, u32) = args(call)?;
-            let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
-            method_return(call, &(surface_rect(ctx).contains(point),))?
-        }
-        "GetAccessibleAtPoint" => {
-            let (x, y, coord): (i32, i32, u32) = args(call)?;
-            let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
-            method_return(call, &(accessible_at_point(ctx, point),))?
-        }
-        "GetLayer" => {
-            no_args(call)?;
-            method_return(call, &(layer(ctx),))?
-        }
-        "GetMDIZOrder" => {
-            no_args(call)?;
-            let order: i16 = if ctx.node.is_root() { 0 } else { -1 };
-            method_return(call, &(order,))?
-        }
-        "GetAlpha" => {
-            no_args(call)?;
-            method_return(call, &(1.0f64,))?
-        }
-        "GrabFocus" => {
-            no_args(call)?;
-            let reply = method_return(call, &(true,))?;
-            return Ok(Handled::with_action(
-                reply,
-                request(ctx, Action::Focus, None),
-            ));
-        }
-        "ScrollTo" => {
-            let (kind,): (u32,) = args(call)?;
-            let hint = scroll_hint(kind)?;
-            let reply = method_return(call, &(true,))?;
-            return Ok(Handled::with_action(
-                reply,
-                request(
-                    ctx,
-                    Action::ScrollIntoView,
-                    hint.map(ActionData::ScrollHint),
-                ),
-            ));
-        }
-        "ScrollToPoint" => {
-            let (coord, x, y): (u32, i32, i32) = args(call)?;
-            let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
-            let reply = method_return(call, &(true,))?;
-            return Ok(Handled::with_action(
-                reply,
-                request(
-                    ctx,
-                    Action::ScrollToPoint,
-                    Some(ActionData::ScrollToPoint(point)),
-                ),
-            ));
-        }
-        "SetExtents" => {
-            let _: (i32, i32, i32, i32, u32) = args(call)?;
-            method_return(call, &(false,))?
-        }
-        "SetPosition" => {
-            let _: (i32, i32, u32) = args(call)?;
-            method_return(call, &(false,))?
-        }
-        "SetSize" => {
-            let _: (i32, i32) = args(call)?;
-            method_return(call, &(false,))?
-        }
-        _ => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.to_owned(),
-                member: member.to_owned(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+fn extents_in(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32, i32, i32), CallError> {
+    Ok(to_xywh(extents(ctx, CoordType::from_u32(coord)?)))
+}
+
+fn position(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32), CallError> {
+    let (x, y, _, _) = extents_in(ctx, coord)?;
+    Ok((x, y))
+}
+
+fn size(ctx: &NodeCtx) -> Result<(i32, i32), CallError> {
+    let (_, _, w, h) = to_xywh(extents(ctx, CoordType::Screen));
+    Ok((w, h))
+}
+
+fn contains(ctx: &NodeCtx, x: i32, y: i32, coord: u32) -> Result<bool, CallError> {
+    let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
+    Ok(surface_rect(ctx).contains(point))
+}
+
+fn object_at_point(ctx: &NodeCtx, x: i32, y: i32, coord: u32) -> Result<ObjectRef, CallError> {
+    let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
+    Ok(accessible_at_point(ctx, point))
+}
+
+fn mdi_z_order(ctx: &NodeCtx) -> Result<i16, CallError> {
+    Ok(if ctx.node.is_root() { 0 } else { -1 })
+}
+
+fn alpha(_ctx: &NodeCtx) -> Result<f64, CallError> {
+    Ok(1.0)
+}
+
+fn grab_focus(ctx: &NodeCtx) -> Result<Acted<bool>, CallError> {
+    Ok(Acted::with(true, request(ctx, Action::Focus, None)))
+}
+
+fn scroll_to(ctx: &NodeCtx, kind: u32) -> Result<Acted<bool>, CallError> {
+    let hint = scroll_hint(kind)?;
+    let data = hint.map(ActionData::ScrollHint);
+    Ok(Acted::with(
+        true,
+        request(ctx, Action::ScrollIntoView, data),
+    ))
+}
+
+fn scroll_to_point(ctx: &NodeCtx, coord: u32, x: i32, y: i32) -> Result<Acted<bool>, CallError> {
+    let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
+    let data = Some(ActionData::ScrollToPoint(point));
+    Ok(Acted::with(true, request(ctx, Action::ScrollToPoint, data)))
+}
+
+/// Moving and resizing belong to the application and the compositor: false.
+fn set_extents(
+    _ctx: &NodeCtx,
+    _x: i32,
+    _y: i32,
+    _width: i32,
+    _height: i32,
+    _coord: u32,
+) -> Result<bool, CallError> {
+    Ok(false)
+}
+
+fn set_position(_ctx: &NodeCtx, _x: i32, _y: i32, _coord: u32) -> Result<bool, CallError> {
+    Ok(false)
+}
+
+fn set_size(_ctx: &NodeCtx, _width: i32, _height: i32) -> Result<bool, CallError> {
+    Ok(false)
 }
 
 /// An action request aimed at the node.
@@ -238,7 +226,7 @@ pub(crate) fn request(ctx: &NodeCtx, action: Action, data: Option<ActionData>) -
 
 /// The deepest exposed descendant containing the surface point, searching
 /// later children first (they paint on top); null when no descendant does.
-fn accessible_at_point(ctx: &NodeCtx, point: Point) -> paths::ObjectRef {
+fn accessible_at_point(ctx: &NodeCtx, point: Point) -> ObjectRef {
     // Hit testing works in the node's own coordinate space.
     let local = ctx.node.transform().inverse() * point;
     match ctx.node.node_at_point(local, &exposure_filter) {
@@ -247,14 +235,14 @@ fn accessible_at_point(ctx: &NodeCtx, point: Point) -> paths::ObjectRef {
     }
 }
 
-fn layer(ctx: &NodeCtx) -> u32 {
+fn layer(ctx: &NodeCtx) -> Result<u32, CallError> {
     if ctx.node.is_root() {
-        return LAYER_WINDOW;
+        return Ok(LAYER_WINDOW);
     }
-    match ctx.node.role() {
+    Ok(match ctx.node.role() {
         Role::Menu | Role::MenuListPopup | Role::Tooltip => LAYER_POPUP,
         _ => LAYER_WIDGET,
-    }
+    })
 }
 
 /// AT-SPI `ScrollType` → AccessKit hint (ANYWHERE = no hint).

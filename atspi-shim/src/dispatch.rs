@@ -6,14 +6,13 @@
 //! (Hyperlink only, as atk-bridge serves its AtkHyperlink objects). Standard interfaces: `Properties` (Get, GetAll,
 //! Set of `Application.Id` only), `Peer` (any path) and `Introspectable`.
 
-use std::collections::HashMap;
-
 use zbus::message::{Flags, Message, Type as MessageType};
 use zvariant::{OwnedValue, Value};
 
 use crate::context::{AppContext, NodeCtx};
 use crate::objects::{self, Object};
 use crate::reply::{args, method_return};
+use crate::surface::{Interface, Target};
 use crate::{
     accessible, action, application, cache, collection, component, document, editable_text,
     hyperlink, hypertext, image, introspect, selection, table, table_cell, text, value, CallError,
@@ -25,65 +24,101 @@ pub(crate) const PEER_INTERFACE: &str = "org.freedesktop.DBus.Peer";
 pub(crate) const INTROSPECTABLE_INTERFACE: &str = "org.freedesktop.DBus.Introspectable";
 
 /// Interfaces of the app root, as `GetInterfaces` lists them.
-pub(crate) const ROOT_INTERFACES: &[&str] = &[accessible::INTERFACE, application::INTERFACE];
-/// Interfaces of a hyperlink object.
-pub(crate) const HYPERLINK_OBJECT_INTERFACES: &[&str] = &[hyperlink::INTERFACE];
+pub(crate) const ROOT_INTERFACES: &[&Interface] =
+    &[&accessible::ACCESSIBLE, &application::APPLICATION];
 
 type SupportedFn = for<'a> fn(&NodeCtx<'a>) -> bool;
-type CallFn = for<'a> fn(&NodeCtx<'a>, &str, &Message) -> Result<Handled, CallError>;
-type PropertyFn = for<'a> fn(&NodeCtx<'a>, &str) -> Result<OwnedValue, CallError>;
 
-/// One AT-SPI interface a replica node may implement.
+/// One AT-SPI interface a replica node may implement: its declaration and
+/// whether this node implements it.
 pub(crate) struct NodeInterface {
-    pub name: &'static str,
-    /// Property names, for `GetAll` and introspection.
-    pub properties: &'static [&'static str],
+    pub surface: &'static Interface,
     pub supported: SupportedFn,
-    pub call: CallFn,
-    pub property: PropertyFn,
 }
 
 macro_rules! node_interface {
-    ($module:ident, $properties:expr) => {
+    ($module:ident, $surface:ident) => {
         NodeInterface {
-            name: $module::INTERFACE,
-            properties: $properties,
+            surface: &$module::$surface,
             supported: $module::supported,
-            call: $module::call,
-            property: $module::property,
         }
     };
 }
 
 /// Every node interface, in the order `GetInterfaces` lists them.
-///
-/// The text family (Text, EditableText, Hypertext, Hyperlink, Document)
-/// follows the same contract (`INTERFACE`, `PROPERTIES`, `supported`,
-/// `call`, `property`) in its own modules.
 pub(crate) static NODE_INTERFACES: &[NodeInterface] = &[
-    node_interface!(accessible, accessible::PROPERTIES),
-    node_interface!(component, &[]),
-    node_interface!(action, &["NActions"]),
-    node_interface!(value, value::PROPERTIES),
-    node_interface!(selection, &["NSelectedChildren"]),
-    node_interface!(image, &["ImageDescription", "ImageLocale"]),
-    node_interface!(text, text::PROPERTIES),
-    node_interface!(editable_text, editable_text::PROPERTIES),
-    node_interface!(hypertext, hypertext::PROPERTIES),
-    node_interface!(hyperlink, hyperlink::PROPERTIES),
-    node_interface!(document, document::PROPERTIES),
-    node_interface!(table, table::PROPERTIES),
-    node_interface!(table_cell, table_cell::PROPERTIES),
-    node_interface!(collection, &[]),
+    node_interface!(accessible, ACCESSIBLE),
+    node_interface!(component, COMPONENT),
+    node_interface!(action, ACTION),
+    node_interface!(value, VALUE),
+    node_interface!(selection, SELECTION),
+    node_interface!(image, IMAGE),
+    node_interface!(text, TEXT),
+    node_interface!(editable_text, EDITABLE_TEXT),
+    node_interface!(hypertext, HYPERTEXT),
+    node_interface!(hyperlink, HYPERLINK),
+    node_interface!(document, DOCUMENT),
+    node_interface!(table, TABLE),
+    node_interface!(table_cell, TABLE_CELL),
+    node_interface!(collection, COLLECTION),
 ];
+
+/// The full names of the app root's interfaces.
+pub(crate) fn root_interface_names() -> Vec<&'static str> {
+    ROOT_INTERFACES.iter().map(|iface| iface.name).collect()
+}
 
 /// The full names of the interfaces this node really implements.
 pub(crate) fn node_interface_names(ctx: &NodeCtx) -> Vec<&'static str> {
+    node_interfaces(ctx).map(|iface| iface.name).collect()
+}
+
+fn node_interfaces<'c>(ctx: &'c NodeCtx) -> impl Iterator<Item = &'static Interface> + 'c {
     NODE_INTERFACES
         .iter()
         .filter(|iface| (iface.supported)(ctx))
-        .map(|iface| iface.name)
-        .collect()
+        .map(|iface| iface.surface)
+}
+
+/// The interfaces `object` serves, in the order `GetInterfaces` lists them.
+pub(crate) fn served_interfaces(object: &Object) -> Vec<&'static Interface> {
+    match object {
+        Object::Root => ROOT_INTERFACES.to_vec(),
+        Object::Cache => vec![&cache::CACHE],
+        Object::Node(ctx) => node_interfaces(ctx).collect(),
+        Object::Hyperlink(_) => vec![&hyperlink::HYPERLINK],
+    }
+}
+
+/// Who the handlers of `object` answer for.
+fn target<'t, 'a>(app: &'t AppContext<'a>, object: &'t Object<'a>) -> Target<'t, 'a> {
+    match object {
+        Object::Root | Object::Cache => Target::App(app),
+        Object::Node(ctx) | Object::Hyperlink(ctx) => Target::Node(ctx),
+    }
+}
+
+/// The interface named `name` if `object` serves it. Only that interface's
+/// `supported` predicate runs (some build the node's text model or grid).
+fn served_interface(
+    object: &Object,
+    path: &str,
+    name: &str,
+) -> Result<&'static Interface, CallError> {
+    let named = |iface: &&Interface| iface.name == name;
+    let found = match object {
+        Object::Root => ROOT_INTERFACES.iter().copied().find(named),
+        Object::Cache => Some(&cache::CACHE).filter(named),
+        Object::Node(ctx) => NODE_INTERFACES
+            .iter()
+            .find(|iface| iface.surface.name == name && (iface.supported)(ctx))
+            .map(|iface| iface.surface),
+        Object::Hyperlink(_) => Some(&hyperlink::HYPERLINK).filter(named),
+    };
+    found.ok_or_else(|| CallError::UnknownInterface {
+        interface: name.to_owned(),
+        path: path.to_owned(),
+    })
 }
 
 /// Answers one message received on the application's connection.
@@ -141,70 +176,20 @@ fn route(app: &AppContext, call: &Message) -> Result<Handled, CallError> {
     if interface == Some(PROPERTIES_INTERFACE) {
         return properties(app, &object, path, member, call);
     }
-    let interface = match interface {
-        Some(interface) => interface,
-        None => {
-            interface_for_member(app, &object, member).ok_or_else(|| CallError::UnknownMethod {
+    let target = target(app, &object);
+    match interface {
+        Some(name) => served_interface(&object, path, name)?.call(target, member, call),
+        // No interface field: the first interface of the object that
+        // declares the member.
+        None => served_interfaces(&object)
+            .into_iter()
+            .find(|iface| iface.method(member).is_some())
+            .ok_or_else(|| CallError::UnknownMethod {
                 interface: "(none)".to_owned(),
                 member: member.to_owned(),
             })?
-        }
-    };
-    call_on_object(app, &object, path, interface, member, call)
-}
-
-fn call_on_object(
-    app: &AppContext,
-    object: &Object,
-    path: &str,
-    interface: &str,
-    member: &str,
-    call: &Message,
-) -> Result<Handled, CallError> {
-    let unknown_interface = || CallError::UnknownInterface {
-        interface: interface.to_owned(),
-        path: path.to_owned(),
-    };
-    match object {
-        Object::Root => match interface {
-            accessible::INTERFACE => accessible::root_call(app, member, call),
-            application::INTERFACE => application::call(app, member, call),
-            _ => Err(unknown_interface()),
-        },
-        Object::Cache => match interface {
-            cache::INTERFACE => cache::call(app, member, call),
-            _ => Err(unknown_interface()),
-        },
-        Object::Node(ctx) => {
-            let iface = supported_interface(ctx, interface).ok_or_else(unknown_interface)?;
-            (iface.call)(ctx, member, call)
-        }
-        Object::Hyperlink(ctx) => match interface {
-            hyperlink::INTERFACE => hyperlink::call(ctx, member, call),
-            _ => Err(unknown_interface()),
-        },
+            .call(target, member, call),
     }
-}
-
-fn supported_interface(ctx: &NodeCtx, name: &str) -> Option<&'static NodeInterface> {
-    NODE_INTERFACES
-        .iter()
-        .find(|iface| iface.name == name && (iface.supported)(ctx))
-}
-
-/// Calls without an interface field: the first interface of the object
-/// that declares the member.
-fn interface_for_member(app: &AppContext, object: &Object, member: &str) -> Option<&'static str> {
-    let candidates: Vec<&'static str> = match object {
-        Object::Root => ROOT_INTERFACES.to_vec(),
-        Object::Cache => vec![cache::INTERFACE],
-        Object::Node(ctx) => node_interface_names(ctx),
-        Object::Hyperlink(_) => HYPERLINK_OBJECT_INTERFACES.to_vec(),
-    };
-    let _ = app;
-    candidates
-        .into_iter()
-        .find(|iface| introspect::declares_method(iface, member))
 }
 
 fn peer(app: &AppContext, member: &str, call: &Message) -> Result<Handled, CallError> {
@@ -228,15 +213,16 @@ fn properties(
     member: &str,
     call: &Message,
 ) -> Result<Handled, CallError> {
+    let target = target(app, object);
     match member {
         "Get" => {
             let (interface, name): (String, String) = args(call)?;
-            let value = get_property(app, object, path, &interface, &name)?;
+            let value = served_interface(object, path, &interface)?.get(target, &name)?;
             Ok(Handled::reply(method_return(call, &(Value::from(value),))?))
         }
         "GetAll" => {
             let (interface,): (String,) = args(call)?;
-            let all = get_all(app, object, path, &interface)?;
+            let all = served_interface(object, path, &interface)?.get_all(target)?;
             Ok(Handled::reply(method_return(call, &(all,))?))
         }
         "Set" => {
@@ -250,75 +236,6 @@ fn properties(
     }
 }
 
-fn get_property(
-    app: &AppContext,
-    object: &Object,
-    path: &str,
-    interface: &str,
-    name: &str,
-) -> Result<OwnedValue, CallError> {
-    let unknown_interface = || CallError::UnknownInterface {
-        interface: interface.to_owned(),
-        path: path.to_owned(),
-    };
-    match object {
-        Object::Root => match interface {
-            accessible::INTERFACE => accessible::root_property(app, name),
-            application::INTERFACE => application::property(app, name),
-            _ => Err(unknown_interface()),
-        },
-        Object::Cache => match interface {
-            cache::INTERFACE => Err(CallError::UnknownProperty(name.to_owned())),
-            _ => Err(unknown_interface()),
-        },
-        Object::Node(ctx) => {
-            let iface = supported_interface(ctx, interface).ok_or_else(unknown_interface)?;
-            (iface.property)(ctx, name)
-        }
-        Object::Hyperlink(ctx) => match interface {
-            hyperlink::INTERFACE => hyperlink::property(ctx, name),
-            _ => Err(unknown_interface()),
-        },
-    }
-}
-
-fn get_all(
-    app: &AppContext,
-    object: &Object,
-    path: &str,
-    interface: &str,
-) -> Result<HashMap<String, OwnedValue>, CallError> {
-    let names: &[&str] = match (object, interface) {
-        (Object::Root, accessible::INTERFACE) => accessible::PROPERTIES,
-        (Object::Root, application::INTERFACE) => application::PROPERTIES,
-        (Object::Cache, cache::INTERFACE) => &[],
-        (Object::Hyperlink(_), hyperlink::INTERFACE) => hyperlink::PROPERTIES,
-        (Object::Node(ctx), _) => {
-            supported_interface(ctx, interface)
-                .ok_or_else(|| CallError::UnknownInterface {
-                    interface: interface.to_owned(),
-                    path: path.to_owned(),
-                })?
-                .properties
-        }
-        _ => {
-            return Err(CallError::UnknownInterface {
-                interface: interface.to_owned(),
-                path: path.to_owned(),
-            })
-        }
-    };
-    names
-        .iter()
-        .map(|name| {
-            Ok((
-                (*name).to_owned(),
-                get_property(app, object, path, interface, name)?,
-            ))
-        })
-        .collect()
-}
-
 fn set_property(
     object: &Object,
     path: &str,
@@ -328,17 +245,17 @@ fn set_property(
     call: &Message,
 ) -> Result<Handled, CallError> {
     match (object, interface) {
-        (Object::Root, application::INTERFACE) => {
+        (Object::Root, _) if interface == application::APPLICATION.name => {
             let id = application::set_property(name, value)?;
             let mut handled = Handled::reply(method_return(call, &())?);
             handled.set_app_id = Some(id);
             Ok(handled)
         }
-        (Object::Node(ctx), value::INTERFACE) if value::supported(ctx) => {
+        (Object::Node(ctx), _) if interface == value::VALUE.name && value::supported(ctx) => {
             let action = value::set_property(ctx, name, value)?;
             Ok(Handled::with_action(method_return(call, &())?, action))
         }
-        (Object::Node(ctx), _) if supported_interface(ctx, interface).is_none() => {
+        (Object::Node(_), _) if served_interface(object, path, interface).is_err() => {
             Err(CallError::UnknownInterface {
                 interface: interface.to_owned(),
                 path: path.to_owned(),

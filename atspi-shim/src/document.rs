@@ -18,17 +18,29 @@
 use accesskit::{Action, ActionData, Role};
 use accesskit_consumer::NodeRef;
 use std::collections::BTreeMap;
-use zvariant::OwnedValue;
 
 use crate::hypertext::{node_of, object_ref};
 use crate::paths::ObjectRef;
-use crate::reply::{args, method_return};
-use crate::text::{action_on, model_at, to_i32, Env};
-use crate::{CallError, Handled, NodeCtx};
+use crate::surface::{declare_interface, Acted};
+use crate::text::{action_on, model_at, to_i32, Env, TextOn};
+use crate::{CallError, NodeCtx};
+#[cfg(test)]
+use {crate::Handled, zvariant::OwnedValue};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Document";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &["CurrentPageNumber", "PageCount"];
+
+declare_interface! {
+    pub(crate) static DOCUMENT = INTERFACE, on text, tested through (handle_on, property_on) {
+        fn GetLocale() -> (locale: String) = locale;
+        fn GetAttributeValue(attribute_name: String) -> (value: String) = attribute_value;
+        fn GetAttributes() -> (attributes: BTreeMap<String, String>) = document_attributes;
+        fn GetTextSelections() -> (selections: Vec<WireSelection>) = get_text_selections;
+        fn SetTextSelections(selections: Vec<WireSelection>) -> (success: bool)
+            = set_text_selections, acting;
+        property CurrentPageNumber: i32 = no_pages;
+        property PageCount: i32 = no_pages;
+    }
+}
 
 /// Upper bound on nodes visited looking for selections, so a huge document
 /// cannot stall the 800 ms reply budget.
@@ -48,24 +60,16 @@ pub(crate) fn is_document(node: &NodeRef) -> bool {
     )
 }
 
-pub(crate) fn call(
-    ctx: &NodeCtx,
-    member: &str,
-    call: &zbus::Message,
-) -> Result<Handled, CallError> {
-    handle(&Env::of(ctx), ctx.node, member, call)
-}
-
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    property_of(ctx.node, name)
-}
-
+#[cfg(test)]
 pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
-    require_document(&node)?;
-    match name {
-        "CurrentPageNumber" | "PageCount" => Ok(OwnedValue::from(-1i32)),
-        other => Err(CallError::UnknownProperty(format!("{INTERFACE}.{other}"))),
-    }
+    let env = crate::text::tests::ENV;
+    property_on(TextOn { env, node }, name)
+}
+
+/// AccessKit has no pages: -1, "unknown".
+fn no_pages(on: TextOn) -> Result<i32, CallError> {
+    require_document(&on.node)?;
+    Ok(-1)
 }
 
 fn require_document(node: &NodeRef) -> Result<(), CallError> {
@@ -92,31 +96,34 @@ pub(crate) fn attributes(node: &NodeRef) -> BTreeMap<String, String> {
     attributes
 }
 
+fn locale(on: TextOn) -> Result<String, CallError> {
+    require_document(&on.node)?;
+    Ok(on.node.language().unwrap_or_default().to_owned())
+}
+
+fn document_attributes(on: TextOn) -> Result<BTreeMap<String, String>, CallError> {
+    require_document(&on.node)?;
+    Ok(attributes(&on.node))
+}
+
+fn attribute_value(on: TextOn, name: String) -> Result<String, CallError> {
+    require_document(&on.node)?;
+    Ok(attributes(&on.node).remove(&name).unwrap_or_default())
+}
+
+fn get_text_selections(on: TextOn) -> Result<Vec<WireSelection>, CallError> {
+    require_document(&on.node)?;
+    Ok(text_selections(&on.env, &on.node))
+}
+
+#[cfg(test)]
 pub(crate) fn handle(
     env: &Env,
     node: NodeRef,
     member: &str,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    require_document(&node)?;
-    let reply = match member {
-        "GetLocale" => method_return(call, &node.language().unwrap_or_default())?,
-        "GetAttributes" => method_return(call, &attributes(&node))?,
-        "GetAttributeValue" => {
-            let (name,) = args::<(String,)>(call)?;
-            let value = attributes(&node).remove(&name).unwrap_or_default();
-            method_return(call, &value)?
-        }
-        "GetTextSelections" => method_return(call, &text_selections(env, &node))?,
-        "SetTextSelections" => return set_text_selections(env, &node, call),
-        other => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.into(),
-                member: other.into(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+    handle_on(TextOn { env: *env, node }, member, call)
 }
 
 /// Non-empty selections of `document` and the text nodes below it, in
@@ -159,12 +166,14 @@ fn selection_of(env: &Env, node: &NodeRef) -> Option<WireSelection> {
     ))
 }
 
+/// Sets the first selection when it lies within one text; answers whether
+/// it was asked of the application.
 fn set_text_selections(
-    env: &Env,
-    document: &NodeRef,
-    call: &zbus::Message,
-) -> Result<Handled, CallError> {
-    let (selections,) = args::<(Vec<WireSelection>,)>(call)?;
+    on: TextOn,
+    selections: Vec<WireSelection>,
+) -> Result<Acted<bool>, CallError> {
+    require_document(&on.node)?;
+    let (env, document) = (&on.env, &on.node);
     let action =
         selections
             .first()
@@ -189,10 +198,9 @@ fn set_text_selections(
                     Some(ActionData::SetTextSelection(selection)),
                 ))
             });
-    let reply = method_return(call, &action.is_some())?;
     Ok(match action {
-        Some(action) => Handled::with_action(reply, action),
-        None => Handled::reply(reply),
+        Some(action) => Acted::with(true, action),
+        None => Acted::without(false),
     })
 }
 

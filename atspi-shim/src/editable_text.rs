@@ -18,15 +18,22 @@
 
 use accesskit::{Action, ActionData};
 use accesskit_consumer::NodeRef;
-use zvariant::OwnedValue;
 
-use crate::reply::{args, method_return};
+use crate::surface::{declare_interface, Acted};
 use crate::text::{action_on, text_of};
-use crate::{CallError, Handled, NodeCtx};
+use crate::{CallError, NodeCtx};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.EditableText";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &[];
+declare_interface! {
+    pub(crate) static EDITABLE_TEXT = "org.a11y.atspi.EditableText", on node_ref {
+        fn SetTextContents(new_contents: String) -> (success: bool) = set_text_contents, acting;
+        fn InsertText(position: i32, text: String, length: i32) -> (success: bool)
+            = insert_text, acting;
+        fn CopyText(start_pos: i32, end_pos: i32) -> () = copy_text;
+        fn CutText(start_pos: i32, end_pos: i32) -> (success: bool) = cut_text;
+        fn DeleteText(start_pos: i32, end_pos: i32) -> (success: bool) = delete_text, acting;
+        fn PasteText(position: i32) -> (success: bool) = paste_text;
+    }
+}
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     is_editable(&ctx.node)
@@ -37,74 +44,78 @@ pub(crate) fn is_editable(node: &NodeRef) -> bool {
     node.is_text_input() && !node.is_read_only_or_disabled()
 }
 
-pub(crate) fn call(
-    ctx: &NodeCtx,
-    member: &str,
-    call: &zbus::Message,
-) -> Result<Handled, CallError> {
-    handle(ctx.node, member, call)
+/// Handlers are reached only for editable nodes; called directly they
+/// refuse anything else.
+fn editable(node: &NodeRef) -> Result<(), CallError> {
+    if is_editable(node) {
+        return Ok(());
+    }
+    Err(CallError::NotSupported(format!(
+        "this {:?} node is not an editable text input",
+        node.role()
+    )))
 }
 
-pub(crate) fn property(_ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    Err(CallError::UnknownProperty(format!("{INTERFACE}.{name}")))
+fn set_text_contents(node: NodeRef, contents: String) -> Result<Acted<bool>, CallError> {
+    editable(&node)?;
+    Ok(set_value(&node, contents))
 }
 
-pub(crate) fn handle(
+fn insert_text(
     node: NodeRef,
-    member: &str,
-    call: &zbus::Message,
-) -> Result<Handled, CallError> {
-    if !is_editable(&node) {
-        return Err(CallError::NotSupported(format!(
-            "this {:?} node is not an editable text input",
-            node.role()
-        )));
-    }
-    match member {
-        "SetTextContents" => {
-            let (contents,) = args::<(String,)>(call)?;
-            set_value(call, &node, contents)
-        }
-        "InsertText" => {
-            let (position, text, length) = args::<(i32, String, i32)>(call)?;
-            refuse_masked(&node, member)?;
-            let current = text_of(&node);
-            let position = non_negative(position, "position")?;
-            set_value(
-                call,
-                &node,
-                inserted(&current, position, prefix_bytes(&text, length)),
-            )
-        }
-        "DeleteText" => {
-            let (start, end) = args::<(i32, i32)>(call)?;
-            refuse_masked(&node, member)?;
-            let current = text_of(&node);
-            let new = deleted(&current, start, end);
-            if new == current {
-                // Nothing to delete: no request for the application.
-                return Ok(Handled::reply(method_return(call, &true)?));
-            }
-            set_value(call, &node, new)
-        }
-        "CopyText" | "CutText" | "PasteText" => Err(CallError::NotSupported(format!(
-            "{member} needs the system clipboard, which AccessKit applications do not expose \
-             to assistive technologies; use GetText and SetTextContents instead"
-        ))),
-        other => Err(CallError::UnknownMethod {
-            interface: INTERFACE.into(),
-            member: other.into(),
-        }),
-    }
+    position: i32,
+    text: String,
+    length: i32,
+) -> Result<Acted<bool>, CallError> {
+    editable(&node)?;
+    refuse_masked(&node, "InsertText")?;
+    let current = text_of(&node);
+    let position = non_negative(position, "position")?;
+    let new = inserted(&current, position, prefix_bytes(&text, length));
+    Ok(set_value(&node, new))
 }
 
-fn set_value(call: &zbus::Message, node: &NodeRef, value: String) -> Result<Handled, CallError> {
+fn delete_text(node: NodeRef, start: i32, end: i32) -> Result<Acted<bool>, CallError> {
+    editable(&node)?;
+    refuse_masked(&node, "DeleteText")?;
+    let current = text_of(&node);
+    let new = deleted(&current, start, end);
+    if new == current {
+        // Nothing to delete: no request for the application.
+        return Ok(Acted::without(true));
+    }
+    Ok(set_value(&node, new))
+}
+
+fn copy_text(node: NodeRef, _start: i32, _end: i32) -> Result<(), CallError> {
+    editable(&node)?;
+    Err(no_clipboard("CopyText"))
+}
+
+fn cut_text(node: NodeRef, _start: i32, _end: i32) -> Result<bool, CallError> {
+    editable(&node)?;
+    Err(no_clipboard("CutText"))
+}
+
+fn paste_text(node: NodeRef, _position: i32) -> Result<bool, CallError> {
+    editable(&node)?;
+    Err(no_clipboard("PasteText"))
+}
+
+fn no_clipboard(member: &str) -> CallError {
+    CallError::NotSupported(format!(
+        "{member} needs the system clipboard, which AccessKit applications do not expose \
+         to assistive technologies; use GetText and SetTextContents instead"
+    ))
+}
+
+fn set_value(node: &NodeRef, value: String) -> Acted<bool> {
     let action = action_on(
         node,
         Action::SetValue,
         Some(ActionData::Value(value.into_boxed_str())),
     );
-    Ok(Handled::with_action(method_return(call, &true)?, action))
+    Acted::with(true, action)
 }
 
 fn refuse_masked(node: &NodeRef, member: &str) -> Result<(), CallError> {
@@ -171,7 +182,7 @@ fn deleted(current: &str, start: i32, end: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::tests::{body, chars, message, node, run, tree};
+    use crate::text::tests::{chars, node, run, tree};
     use accesskit::{ActionRequest, Node, NodeId, Role, TreeId};
 
     fn fields() -> accesskit_consumer::Tree {
@@ -197,16 +208,8 @@ mod tests {
         ])
     }
 
-    fn edit<B: serde::Serialize + zvariant::DynamicType>(
-        n: NodeRef,
-        member: &str,
-        args: &B,
-    ) -> Result<Handled, CallError> {
-        handle(n, member, &message(INTERFACE, member, args))
-    }
-
-    fn value_sent(handled: &Handled) -> Option<String> {
-        match &handled.action {
+    fn value_sent(acted: &Acted<bool>) -> Option<String> {
+        match &acted.action {
             Some(ActionRequest {
                 action: Action::SetValue,
                 target_tree: TreeId::ROOT,
@@ -217,14 +220,10 @@ mod tests {
         }
     }
 
-    fn sent(
-        n: NodeRef,
-        member: &str,
-        args: &(impl serde::Serialize + zvariant::DynamicType),
-    ) -> Option<String> {
-        let handled = edit(n, member, args).expect("edit accepted");
-        assert!(body::<bool>(&handled));
-        value_sent(&handled)
+    fn sent(edit: Result<Acted<bool>, CallError>) -> Option<String> {
+        let acted = edit.expect("edit accepted");
+        assert!(acted.answer);
+        value_sent(&acted)
     }
 
     #[test]
@@ -235,7 +234,7 @@ mod tests {
         assert!(!is_editable(&node(&tree, 5)));
         assert!(!is_editable(&node(&tree, 6)));
         assert!(matches!(
-            edit(node(&tree, 6), "SetTextContents", &("x",)),
+            set_text_contents(node(&tree, 6), "x".into()),
             Err(CallError::NotSupported(_))
         ));
     }
@@ -243,14 +242,14 @@ mod tests {
     #[test]
     fn set_text_contents_sends_set_value() {
         let tree = fields();
-        let handled = edit(node(&tree, 1), "SetTextContents", &("new ✓",)).unwrap();
+        let handled = set_text_contents(node(&tree, 1), "new ✓".into()).unwrap();
         assert_eq!(
             handled.action.as_ref().map(|a| a.target_node),
             Some(NodeId(1))
         );
         assert_eq!(value_sent(&handled).as_deref(), Some("new ✓"));
         assert_eq!(
-            sent(node(&tree, 3), "SetTextContents", &("secret",)).as_deref(),
+            sent(set_text_contents(node(&tree, 3), "secret".into())).as_deref(),
             Some("secret")
         );
     }
@@ -260,24 +259,24 @@ mod tests {
         let tree = fields();
         let n = node(&tree, 1);
         assert_eq!(
-            sent(n, "InsertText", &(0, ">", -1)).as_deref(),
+            sent(insert_text(n, 0, ">".into(), -1)).as_deref(),
             Some(">héllo 👍 end")
         );
         assert_eq!(
-            sent(n, "InsertText", &(7, "🎉", 4)).as_deref(),
+            sent(insert_text(n, 7, "🎉".into(), 4)).as_deref(),
             Some("héllo 👍🎉 end")
         );
         // Past the end: appended. Byte length cuts back to a character boundary.
         assert_eq!(
-            sent(n, "InsertText", &(99, "äb", 1)).as_deref(),
+            sent(insert_text(n, 99, "äb".into(), 1)).as_deref(),
             Some("héllo 👍 end")
         );
         assert_eq!(
-            sent(n, "InsertText", &(99, "äb", 2)).as_deref(),
+            sent(insert_text(n, 99, "äb".into(), 2)).as_deref(),
             Some("héllo 👍 endä")
         );
         assert!(matches!(
-            edit(n, "InsertText", &(-1, "x", -1)),
+            insert_text(n, -1, "x".into(), -1),
             Err(CallError::InvalidArgs(_))
         ));
     }
@@ -286,18 +285,12 @@ mod tests {
     fn delete_text_follows_gtk_editable_rules() {
         let tree = fields();
         let n = node(&tree, 1);
-        assert_eq!(
-            sent(n, "DeleteText", &(1, 2)).as_deref(),
-            Some("hllo 👍 end")
-        );
-        assert_eq!(sent(n, "DeleteText", &(6, 8)).as_deref(), Some("héllo end"));
-        assert_eq!(sent(n, "DeleteText", &(6, -1)).as_deref(), Some("héllo "));
-        assert_eq!(
-            sent(n, "DeleteText", &(-5, 2)).as_deref(),
-            Some("llo 👍 end")
-        );
-        assert_eq!(sent(n, "DeleteText", &(5, 3)), None);
-        assert_eq!(sent(n, "DeleteText", &(40, 50)), None);
+        assert_eq!(sent(delete_text(n, 1, 2)).as_deref(), Some("hllo 👍 end"));
+        assert_eq!(sent(delete_text(n, 6, 8)).as_deref(), Some("héllo end"));
+        assert_eq!(sent(delete_text(n, 6, -1)).as_deref(), Some("héllo "));
+        assert_eq!(sent(delete_text(n, -5, 2)).as_deref(), Some("llo 👍 end"));
+        assert_eq!(sent(delete_text(n, 5, 3)), None);
+        assert_eq!(sent(delete_text(n, 40, 50)), None);
     }
 
     #[test]
@@ -305,33 +298,19 @@ mod tests {
         let tree = fields();
         let n = node(&tree, 1);
         assert!(matches!(
-            edit(n, "CopyText", &(0, 2)),
+            copy_text(n, 0, 2),
             Err(CallError::NotSupported(_))
         ));
-        assert!(matches!(
-            edit(n, "CutText", &(0, 2)),
-            Err(CallError::NotSupported(_))
-        ));
-        assert!(matches!(
-            edit(n, "PasteText", &(0,)),
-            Err(CallError::NotSupported(_))
-        ));
+        assert!(matches!(cut_text(n, 0, 2), Err(CallError::NotSupported(_))));
+        assert!(matches!(paste_text(n, 0), Err(CallError::NotSupported(_))));
         let password = node(&tree, 3);
         assert!(matches!(
-            edit(password, "InsertText", &(0, "x", -1)),
+            insert_text(password, 0, "x".into(), -1),
             Err(CallError::NotSupported(_))
         ));
         assert!(matches!(
-            edit(password, "DeleteText", &(0, 1)),
+            delete_text(password, 0, 1),
             Err(CallError::NotSupported(_))
-        ));
-        assert!(matches!(
-            edit(n, "Frobnicate", &()),
-            Err(CallError::UnknownMethod { .. })
-        ));
-        assert!(matches!(
-            edit(n, "InsertText", &(1,)),
-            Err(CallError::InvalidArgs(_))
         ));
     }
 }

@@ -6,47 +6,52 @@
 //! example a link whose text is only its label).
 
 use accesskit_consumer::NodeRef;
-use zvariant::OwnedValue;
 
 use crate::context::local_id;
 use crate::hypertext::{is_link, link_index, object_ref, text_parent};
-use crate::paths::null_ref;
-use crate::reply::{args, method_return};
-use crate::text::{model_at, to_i32, Env};
-use crate::{CallError, Handled, NodeCtx};
+use crate::paths::{null_ref, ObjectRef};
+use crate::surface::declare_interface;
+use crate::text::{model_at, to_i32, Env, TextOn};
+use crate::{CallError, NodeCtx};
+#[cfg(test)]
+use {crate::Handled, zvariant::OwnedValue};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hyperlink";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &["NAnchors", "StartIndex", "EndIndex"];
+
+declare_interface! {
+    /// Served by link nodes and by their hyperlink objects.
+    pub(crate) static HYPERLINK = INTERFACE, on text, tested through (handle_on, property_on) {
+        fn GetObject(i: i32) -> (object: ObjectRef) = object;
+        fn GetURI(i: i32) -> (uri: String) = uri;
+        fn IsValid() -> (valid: bool) = is_valid;
+        property NAnchors: i16 = n_anchors;
+        property StartIndex: i32 = start_index;
+        property EndIndex: i32 = end_index;
+    }
+}
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     is_link(&ctx.node)
 }
 
-pub(crate) fn call(
-    ctx: &NodeCtx,
-    member: &str,
-    call: &zbus::Message,
-) -> Result<Handled, CallError> {
-    handle(&Env::of(ctx), ctx.node, member, call)
-}
-
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    property_of(&Env::of(ctx), ctx.node, name)
-}
-
+#[cfg(test)]
 pub(crate) fn property_of(env: &Env, node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
-    require_link(&node)?;
-    match name {
-        "NAnchors" => Ok(OwnedValue::from(1i16)),
-        "StartIndex" => Ok(OwnedValue::from(
-            span_in_parent(env, &node).map_or(-1, |(s, _)| to_i32(s)),
-        )),
-        "EndIndex" => Ok(OwnedValue::from(
-            span_in_parent(env, &node).map_or(-1, |(_, e)| to_i32(e)),
-        )),
-        other => Err(CallError::UnknownProperty(format!("{INTERFACE}.{other}"))),
-    }
+    property_on(TextOn { env: *env, node }, name)
+}
+
+fn n_anchors(on: TextOn) -> Result<i16, CallError> {
+    require_link(&on.node)?;
+    Ok(1)
+}
+
+fn start_index(on: TextOn) -> Result<i32, CallError> {
+    require_link(&on.node)?;
+    Ok(span_in_parent(&on.env, &on.node).map_or(-1, |(s, _)| to_i32(s)))
+}
+
+fn end_index(on: TextOn) -> Result<i32, CallError> {
+    require_link(&on.node)?;
+    Ok(span_in_parent(&on.env, &on.node).map_or(-1, |(_, e)| to_i32(e)))
 }
 
 fn require_link(node: &NodeRef) -> Result<(), CallError> {
@@ -66,42 +71,36 @@ pub(crate) fn span_in_parent(env: &Env, link: &NodeRef) -> Option<(usize, usize)
     link_index(&model).span_of(local_id(link))
 }
 
+/// The link itself for anchor 0 (one anchor per link).
+fn object(on: TextOn, anchor: i32) -> Result<ObjectRef, CallError> {
+    require_link(&on.node)?;
+    Ok(if anchor == 0 {
+        object_ref(&on.env, &on.node)
+    } else {
+        null_ref()
+    })
+}
+
+fn uri(on: TextOn, anchor: i32) -> Result<String, CallError> {
+    require_link(&on.node)?;
+    let uri = if anchor == 0 { on.node.url() } else { None };
+    Ok(uri.unwrap_or_default().to_owned())
+}
+
+/// The node is in the replica (a removed node never reaches here).
+fn is_valid(on: TextOn) -> Result<bool, CallError> {
+    require_link(&on.node)?;
+    Ok(true)
+}
+
+#[cfg(test)]
 pub(crate) fn handle(
     env: &Env,
     node: NodeRef,
     member: &str,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    require_link(&node)?;
-    let reply = match member {
-        "GetObject" => {
-            let (anchor,) = args::<(i32,)>(call)?;
-            let reference = if anchor == 0 {
-                object_ref(env, &node)
-            } else {
-                null_ref()
-            };
-            method_return(call, &(reference,))?
-        }
-        "GetURI" => {
-            let (anchor,) = args::<(i32,)>(call)?;
-            let uri = if anchor == 0 {
-                node.url().unwrap_or_default()
-            } else {
-                ""
-            };
-            method_return(call, &uri)?
-        }
-        // The node is in the replica (a removed node never reaches here).
-        "IsValid" => method_return(call, &true)?,
-        other => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.into(),
-                member: other.into(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+    handle_on(TextOn { env: *env, node }, member, call)
 }
 
 #[cfg(test)]

@@ -22,19 +22,26 @@ use std::collections::HashMap;
 
 use accesskit::{NodeId, Role, TreeId};
 use accesskit_consumer::NodeRef;
-use zvariant::OwnedValue;
 
 use crate::context::local_id;
 use crate::objects;
 use crate::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
-use crate::reply::{args, method_return};
-use crate::text::{model_at, to_i32, Env, TextModel};
-use crate::{CallError, Handled, NodeCtx};
+use crate::surface::declare_interface;
+use crate::text::{model_at, to_i32, Env, TextModel, TextOn};
+#[cfg(test)]
+use crate::Handled;
+use crate::{CallError, NodeCtx};
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hypertext";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &[];
+
+declare_interface! {
+    pub(crate) static HYPERTEXT = INTERFACE, on text, tested through (handle_on, property_on) {
+        fn GetNLinks() -> (count: i32) = n_links;
+        fn GetLink(index: i32) -> (link: ObjectRef) = link;
+        fn GetLinkIndex(character_index: i32) -> (index: i32) = link_at;
+    }
+}
 
 /// `(unique name, path)` of a node of this surface.
 pub(crate) fn object_ref(env: &Env, node: &NodeRef) -> ObjectRef {
@@ -195,59 +202,50 @@ fn offers_hypertext(links: &LinkIndex) -> bool {
     (1..=MAX_HYPERTEXT_LINKS).contains(&links.len())
 }
 
-pub(crate) fn call(
-    ctx: &NodeCtx,
-    member: &str,
-    call: &zbus::Message,
-) -> Result<Handled, CallError> {
-    handle(&Env::of(ctx), ctx.node, member, call)
+/// `answer` on the node's link list; NotSupported for a node without
+/// Hypertext.
+fn with_links<T>(on: TextOn, answer: impl FnOnce(&LinkIndex) -> T) -> Result<T, CallError> {
+    match model_at(on.env.generation, on.node) {
+        Some(model) if offers_hypertext(link_index(&model)) => Ok(answer(link_index(&model))),
+        _ => Err(CallError::NotSupported(format!(
+            "this {:?} node has no hypertext",
+            on.node.role()
+        ))),
+    }
 }
 
-pub(crate) fn property(_ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    Err(CallError::UnknownProperty(format!("{INTERFACE}.{name}")))
+fn n_links(on: TextOn) -> Result<i32, CallError> {
+    with_links(on, |links| to_i32(links.len()))
 }
 
+/// The link's hyperlink object; the null reference past the last link.
+fn link(on: TextOn, index: i32) -> Result<ObjectRef, CallError> {
+    with_links(on, |links| {
+        let link = usize::try_from(index).ok().and_then(|i| links.get(i));
+        link.map_or_else(null_ref, |(link, _, _)| {
+            paths::hyperlink_ref(on.env.unique_name, on.env.surface, link)
+        })
+    })
+}
+
+/// The index of the link covering character `offset`, or -1.
+fn link_at(on: TextOn, offset: i32) -> Result<i32, CallError> {
+    with_links(on, |links| {
+        let index = usize::try_from(offset)
+            .ok()
+            .and_then(|offset| links.index_at(offset));
+        index.map_or(-1, to_i32)
+    })
+}
+
+#[cfg(test)]
 pub(crate) fn handle(
     env: &Env,
     node: NodeRef,
     member: &str,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    let model = match model_at(env.generation, node) {
-        Some(model) if offers_hypertext(link_index(&model)) => model,
-        _ => {
-            return Err(CallError::NotSupported(format!(
-                "this {:?} node has no hypertext",
-                node.role()
-            )))
-        }
-    };
-    let spans = link_index(&model);
-    let reply = match member {
-        "GetNLinks" => method_return(call, &to_i32(spans.len()))?,
-        "GetLink" => {
-            let (index,) = args::<(i32,)>(call)?;
-            let link = usize::try_from(index).ok().and_then(|i| spans.get(i));
-            let reference = link.map_or_else(null_ref, |(link, _, _)| {
-                paths::hyperlink_ref(env.unique_name, env.surface, link)
-            });
-            method_return(call, &(reference,))?
-        }
-        "GetLinkIndex" => {
-            let (offset,) = args::<(i32,)>(call)?;
-            let index = usize::try_from(offset)
-                .ok()
-                .and_then(|offset| spans.index_at(offset));
-            method_return(call, &index.map_or(-1, to_i32))?
-        }
-        other => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.into(),
-                member: other.into(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+    handle_on(TextOn { env: *env, node }, member, call)
 }
 
 #[cfg(test)]

@@ -1,18 +1,22 @@
 //! `org.a11y.atspi.Image` for image-like nodes.
 
-use accesskit::Role;
-use zbus::message::Message;
-use zvariant::OwnedValue;
-
-use crate::accessible::{self, no_args};
+use crate::accessible;
 use crate::component::extents;
 use crate::context::NodeCtx;
 use crate::coords::{to_xywh, CoordType};
-use crate::properties::owned;
-use crate::reply::{args, method_return};
-use crate::{CallError, Handled};
+use crate::surface::{declare_interface, Target};
+use crate::CallError;
+use accesskit::Role;
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Image";
+declare_interface! {
+    pub(crate) static IMAGE = "org.a11y.atspi.Image", on node {
+        fn GetImageExtents(coord_type: u32) -> (extents: (i32, i32, i32, i32)) = image_extents;
+        fn GetImagePosition(coord_type: u32) -> (x: i32, y: i32) = image_position;
+        fn GetImageSize() -> (width: i32, height: i32) = image_size;
+        property ImageDescription: String = image_description;
+        property ImageLocale: String = image_locale;
+    }
+}
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     matches!(
@@ -21,42 +25,27 @@ pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     )
 }
 
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    match name {
-        "ImageDescription" => {
-            let description = ctx
-                .node
-                .description()
-                .unwrap_or_else(|| accessible::name(ctx));
-            owned(description)
-        }
-        "ImageLocale" => accessible::property(ctx, "Locale"),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
-    }
+fn image_description(ctx: &NodeCtx) -> Result<String, CallError> {
+    Ok(ctx
+        .node
+        .description()
+        .unwrap_or_else(|| accessible::name(ctx)))
 }
 
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let reply = match member {
-        "GetImageExtents" => {
-            let (coord,): (u32,) = args(call)?;
-            method_return(call, &(to_xywh(extents(ctx, CoordType::from_u32(coord)?)),))?
-        }
-        "GetImagePosition" => {
-            let (coord,): (u32,) = args(call)?;
-            let (x, y, _, _) = to_xywh(extents(ctx, CoordType::from_u32(coord)?));
-            method_return(call, &(x, y))?
-        }
-        "GetImageSize" => {
-            no_args(call)?;
-            let (_, _, w, h) = to_xywh(extents(ctx, CoordType::Screen));
-            method_return(call, &(w, h))?
-        }
-        _ => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.to_owned(),
-                member: member.to_owned(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+fn image_locale(ctx: &NodeCtx) -> Result<String, CallError> {
+    accessible::locale_of(Target::Node(ctx))
+}
+
+fn image_extents(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32, i32, i32), CallError> {
+    Ok(to_xywh(extents(ctx, CoordType::from_u32(coord)?)))
+}
+
+fn image_position(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32), CallError> {
+    let (x, y, _, _) = image_extents(ctx, coord)?;
+    Ok((x, y))
+}
+
+fn image_size(ctx: &NodeCtx) -> Result<(i32, i32), CallError> {
+    let (_, _, w, h) = to_xywh(extents(ctx, CoordType::Screen));
+    Ok((w, h))
 }

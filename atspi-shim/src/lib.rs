@@ -55,6 +55,7 @@ mod relations;
 mod roles;
 mod selection;
 mod states;
+pub mod surface;
 mod table;
 mod table_cell;
 mod text;

@@ -1,20 +1,13 @@
 //! Turning Rust values into property values.
 
-use zvariant::{OwnedValue, Structure, Value};
+use zvariant::{OwnedValue, Value};
 
-use crate::paths::ObjectRef;
 use crate::CallError;
 
 /// Wraps a plain value (string, number, bool) for `Properties.Get`.
 pub(crate) fn owned<'a, T: Into<Value<'a>>>(value: T) -> Result<OwnedValue, CallError> {
     OwnedValue::try_from(value.into())
         .map_err(|e| CallError::Failed(format!("could not encode the property value: {e}")))
-}
-
-/// Wraps an object reference as a `(so)` property value.
-pub(crate) fn owned_ref(reference: ObjectRef) -> Result<OwnedValue, CallError> {
-    let (name, path) = reference;
-    owned(Structure::from((name, path)))
 }
 
 /// A BCP 47 tag ("en-US") in the POSIX form AT-SPI uses ("en_US").

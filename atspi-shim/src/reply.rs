@@ -83,6 +83,18 @@ where
     })
 }
 
+/// Members without arguments still reject a wrong signature.
+pub(crate) fn no_args(call: &Message) -> Result<(), CallError> {
+    let signature = call.body().signature().to_string();
+    if signature.is_empty() {
+        Ok(())
+    } else {
+        Err(CallError::InvalidArgs(format!(
+            "expected no arguments, got signature \u{201c}{signature}\u{201d}"
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

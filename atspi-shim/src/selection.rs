@@ -9,20 +9,28 @@
 //! only offered when the item declares Click. SelectAll and ClearSelection
 //! have no AccessKit equivalent and answer false.
 
-use accesskit::Action;
-use accesskit_consumer::NodeRef;
-use zbus::message::Message;
-use zvariant::OwnedValue;
-
-use crate::accessible::no_args;
 use crate::component::request;
 use crate::context::NodeCtx;
 use crate::objects::{client_index, exposed_children, exposure_filter, to_i32};
-use crate::properties::owned;
-use crate::reply::{args, method_return};
-use crate::{CallError, Handled};
+use crate::paths::ObjectRef;
+use crate::surface::{declare_interface, Acted};
+use crate::CallError;
+use accesskit::Action;
+use accesskit_consumer::NodeRef;
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Selection";
+declare_interface! {
+    pub(crate) static SELECTION = "org.a11y.atspi.Selection", on node {
+        fn GetSelectedChild(selected_child_index: i32) -> (child: ObjectRef) = selected_child;
+        fn SelectChild(child_index: i32) -> (success: bool) = select_child, acting;
+        fn DeselectSelectedChild(selected_child_index: i32) -> (success: bool)
+            = deselect_selected_child, acting;
+        fn IsChildSelected(child_index: i32) -> (selected: bool) = is_child_selected;
+        fn SelectAll() -> (success: bool) = unsupported;
+        fn ClearSelection() -> (success: bool) = unsupported;
+        fn DeselectChild(child_index: i32) -> (success: bool) = deselect_child, acting;
+        property NSelectedChildren: i32 = n_selected_children;
+    }
+}
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     ctx.node.is_container_with_selectable_children()
@@ -33,11 +41,8 @@ pub(crate) fn selected_items<'a>(node: &NodeRef<'a>) -> impl Iterator<Item = Nod
         .filter(|item| item.is_selected() == Some(true))
 }
 
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    match name {
-        "NSelectedChildren" => owned(to_i32(selected_items(&ctx.node).count())),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
-    }
+fn n_selected_children(ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(to_i32(selected_items(&ctx.node).count()))
 }
 
 fn child<'a>(ctx: &NodeCtx<'a>, index: i32) -> Result<NodeRef<'a>, CallError> {
@@ -54,58 +59,40 @@ fn selected<'a>(ctx: &NodeCtx<'a>, index: i32) -> Result<NodeRef<'a>, CallError>
     })
 }
 
-/// Replies `changed` and, when a click flips the item, the Click request.
-fn toggle_to(
-    ctx: &NodeCtx,
-    item: NodeRef,
-    want_selected: bool,
-    call: &Message,
-) -> Result<Handled, CallError> {
+/// Answers whether the item is (or is being made) as wanted and, when a
+/// click flips it, the Click request.
+fn toggle_to(ctx: &NodeCtx, item: NodeRef, want_selected: bool) -> Acted<bool> {
     let is_selected = item.is_selected() == Some(true);
     if is_selected == want_selected {
-        return Ok(Handled::reply(method_return(call, &(true,))?));
+        return Acted::without(true);
     }
     if item.is_selected().is_none() || !item.supports_action(Action::Click, &exposure_filter) {
-        return Ok(Handled::reply(method_return(call, &(false,))?));
+        return Acted::without(false);
     }
-    let reply = method_return(call, &(true,))?;
-    Ok(Handled::with_action(
-        reply,
-        request(&ctx.with_node(item), Action::Click, None),
-    ))
+    Acted::with(true, request(&ctx.with_node(item), Action::Click, None))
 }
 
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    match member {
-        "GetSelectedChild" => {
-            let (index,): (i32,) = args(call)?;
-            let item = selected(ctx, index)?;
-            Ok(Handled::reply(method_return(call, &(ctx.ref_to(&item),))?))
-        }
-        "SelectChild" => {
-            let (index,): (i32,) = args(call)?;
-            toggle_to(ctx, child(ctx, index)?, true, call)
-        }
-        "DeselectChild" => {
-            let (index,): (i32,) = args(call)?;
-            toggle_to(ctx, child(ctx, index)?, false, call)
-        }
-        "DeselectSelectedChild" => {
-            let (index,): (i32,) = args(call)?;
-            toggle_to(ctx, selected(ctx, index)?, false, call)
-        }
-        "IsChildSelected" => {
-            let (index,): (i32,) = args(call)?;
-            let is_selected = child(ctx, index)?.is_selected() == Some(true);
-            Ok(Handled::reply(method_return(call, &(is_selected,))?))
-        }
-        "SelectAll" | "ClearSelection" => {
-            no_args(call)?;
-            Ok(Handled::reply(method_return(call, &(false,))?))
-        }
-        _ => Err(CallError::UnknownMethod {
-            interface: INTERFACE.to_owned(),
-            member: member.to_owned(),
-        }),
-    }
+fn selected_child(ctx: &NodeCtx, index: i32) -> Result<ObjectRef, CallError> {
+    Ok(ctx.ref_to(&selected(ctx, index)?))
+}
+
+fn select_child(ctx: &NodeCtx, index: i32) -> Result<Acted<bool>, CallError> {
+    Ok(toggle_to(ctx, child(ctx, index)?, true))
+}
+
+fn deselect_child(ctx: &NodeCtx, index: i32) -> Result<Acted<bool>, CallError> {
+    Ok(toggle_to(ctx, child(ctx, index)?, false))
+}
+
+fn deselect_selected_child(ctx: &NodeCtx, index: i32) -> Result<Acted<bool>, CallError> {
+    Ok(toggle_to(ctx, selected(ctx, index)?, false))
+}
+
+fn is_child_selected(ctx: &NodeCtx, index: i32) -> Result<bool, CallError> {
+    Ok(child(ctx, index)?.is_selected() == Some(true))
+}
+
+/// SelectAll and ClearSelection: AccessKit has no equivalent.
+fn unsupported(_ctx: &NodeCtx) -> Result<bool, CallError> {
+    Ok(false)
 }

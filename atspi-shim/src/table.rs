@@ -15,28 +15,52 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use accesskit::Role;
-use accesskit_consumer::{FullNodeId, NodeRef};
-use zbus::message::Message;
-use zvariant::OwnedValue;
-
-use crate::accessible::no_args;
 use crate::context::NodeCtx;
 use crate::objects::{exposed_children, to_i32};
 use crate::paths::{self, ObjectRef};
-use crate::properties::{owned, owned_ref};
-use crate::reply::{args, method_return};
-use crate::{CallError, Handled};
+use crate::surface::declare_interface;
+use crate::CallError;
+use accesskit::Role;
+use accesskit_consumer::{FullNodeId, NodeRef};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Table";
-pub(crate) const PROPERTIES: &[&str] = &[
-    "NRows",
-    "NColumns",
-    "Caption",
-    "Summary",
-    "NSelectedRows",
-    "NSelectedColumns",
-];
+declare_interface! {
+    // libatspi asks for "NRows"; older interface definitions spell "nRows".
+    pub(crate) static TABLE = "org.a11y.atspi.Table", on node, property names in any case {
+        fn GetAccessibleAt(row: i32, column: i32) -> (cell: ObjectRef) = accessible_at;
+        fn GetIndexAt(row: i32, column: i32) -> (index: i32) = index_at;
+        fn GetRowAtIndex(index: i32) -> (row: i32) = row_at_index;
+        fn GetColumnAtIndex(index: i32) -> (column: i32) = column_at_index;
+        fn GetRowDescription(row: i32) -> (description: String) = no_description;
+        fn GetColumnDescription(column: i32) -> (description: String) = no_description;
+        fn GetRowExtentAt(row: i32, column: i32) -> (extent: i32) = row_extent_at;
+        fn GetColumnExtentAt(row: i32, column: i32) -> (extent: i32) = column_extent_at;
+        fn GetRowHeader(row: i32) -> (header: ObjectRef) = row_header;
+        fn GetColumnHeader(column: i32) -> (header: ObjectRef) = column_header;
+        fn GetSelectedRows() -> (rows: Vec<i32>) = selected_rows;
+        fn GetSelectedColumns() -> (columns: Vec<i32>) = selected_columns;
+        fn IsRowSelected(row: i32) -> (selected: bool) = is_row_selected;
+        fn IsColumnSelected(column: i32) -> (selected: bool) = is_column_selected;
+        fn IsSelected(row: i32, column: i32) -> (selected: bool) = is_selected;
+        fn AddRowSelection(row: i32) -> (success: bool) = change_selection;
+        fn AddColumnSelection(column: i32) -> (success: bool) = change_selection;
+        fn RemoveRowSelection(row: i32) -> (success: bool) = change_selection;
+        fn RemoveColumnSelection(column: i32) -> (success: bool) = change_selection;
+        fn GetRowColumnExtentsAtIndex(index: i32) -> (
+            found: bool,
+            row: i32,
+            col: i32,
+            row_extents: i32,
+            col_extents: i32,
+            is_selected: bool,
+        ) = row_column_extents_at_index;
+        property NRows: i32 = n_rows;
+        property NColumns: i32 = n_columns;
+        property Caption: ObjectRef = caption_of;
+        property Summary: ObjectRef = summary;
+        property NSelectedRows: i32 = n_selected_rows;
+        property NSelectedColumns: i32 = n_selected_columns;
+    }
+}
 
 pub(crate) fn is_table(node: &NodeRef) -> bool {
     matches!(
@@ -354,17 +378,29 @@ fn caption(ctx: &NodeCtx) -> ObjectRef {
         .map_or_else(paths::null_ref, |child| ctx.ref_to(&child))
 }
 
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    // libatspi asks for "NRows"; the XML spells "nRows": accept both.
-    match name.to_ascii_lowercase().as_str() {
-        "nrows" => owned(to_i32(grid_of(ctx).row_count)),
-        "ncolumns" => owned(to_i32(grid_of(ctx).column_count)),
-        "caption" => owned_ref(caption(ctx)),
-        "summary" => owned_ref(paths::null_ref()),
-        "nselectedrows" => owned(to_i32(grid_of(ctx).selected_rows().len())),
-        "nselectedcolumns" => owned(0i32),
-        _ => Err(CallError::UnknownProperty(name.to_owned())),
-    }
+fn n_rows(ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(to_i32(grid_of(ctx).row_count))
+}
+
+fn n_columns(ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(to_i32(grid_of(ctx).column_count))
+}
+
+fn caption_of(ctx: &NodeCtx) -> Result<ObjectRef, CallError> {
+    Ok(caption(ctx))
+}
+
+fn summary(_ctx: &NodeCtx) -> Result<ObjectRef, CallError> {
+    Ok(paths::null_ref())
+}
+
+fn n_selected_rows(ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(to_i32(grid_of(ctx).selected_rows().len()))
+}
+
+/// Only whole rows are selected (see the module doc).
+fn n_selected_columns(_ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(0)
 }
 
 /// A (row, column) pair sent by a client; negatives are InvalidArgs.
@@ -386,138 +422,124 @@ fn grid_of<'a>(ctx: &NodeCtx<'a>) -> Grid<'a> {
     Grid::cached(&ctx.node, ctx.surface.generation())
 }
 
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
+fn accessible_at(ctx: &NodeCtx, row: i32, column: i32) -> Result<ObjectRef, CallError> {
+    let (r, c) = position(row, column)?;
+    let cell = grid_of(ctx)
+        .cell_at(r, c)
+        .ok_or_else(|| out_of_range(r, c))?;
+    Ok(ctx.ref_to(&cell.node))
+}
+
+fn index_at(ctx: &NodeCtx, row: i32, column: i32) -> Result<i32, CallError> {
+    let (r, c) = position(row, column)?;
     let grid = grid_of(ctx);
-    let reply = match member {
-        "GetAccessibleAt" => {
-            let (row, column): (i32, i32) = args(call)?;
-            let (r, c) = position(row, column)?;
-            let cell = grid.cell_at(r, c).ok_or_else(|| out_of_range(r, c))?;
-            method_return(call, &(ctx.ref_to(&cell.node),))?
-        }
-        "GetIndexAt" => {
-            let (row, column): (i32, i32) = args(call)?;
-            let (r, c) = position(row, column)?;
-            let index = if r < grid.row_count && c < grid.column_count {
-                to_i32(r.saturating_mul(grid.column_count).saturating_add(c))
-            } else {
-                -1
-            };
-            method_return(call, &(index,))?
-        }
-        "GetRowAtIndex" | "GetColumnAtIndex" => {
-            let (index,): (i32,) = args(call)?;
-            let answer = match usize::try_from(index) {
-                Ok(i)
-                    if grid.column_count > 0
-                        && i < grid.row_count.saturating_mul(grid.column_count) =>
-                {
-                    if member == "GetRowAtIndex" {
-                        to_i32(i / grid.column_count)
-                    } else {
-                        to_i32(i % grid.column_count)
-                    }
-                }
-                _ => -1,
-            };
-            method_return(call, &(answer,))?
-        }
-        "GetRowDescription" | "GetColumnDescription" => {
-            let (_index,): (i32,) = args(call)?;
-            method_return(call, &("",))?
-        }
-        "GetRowExtentAt" | "GetColumnExtentAt" => {
-            let (row, column): (i32, i32) = args(call)?;
-            let (r, c) = position(row, column)?;
-            let extent = grid.cell_at(r, c).map_or(0, |cell| {
-                if member == "GetRowExtentAt" {
-                    cell.row_span
-                } else {
-                    cell.column_span
-                }
-            });
-            method_return(call, &(to_i32(extent),))?
-        }
-        "GetRowHeader" => {
-            let (row,): (i32,) = args(call)?;
-            let header = usize::try_from(row)
-                .ok()
-                .and_then(|r| grid.row_headers(r).next());
-            method_return(
-                call,
-                &(header.map_or_else(paths::null_ref, |h| ctx.ref_to(&h.node)),),
-            )?
-        }
-        "GetColumnHeader" => {
-            let (column,): (i32,) = args(call)?;
-            let header = usize::try_from(column)
-                .ok()
-                .and_then(|c| grid.column_headers(c).next());
-            method_return(
-                call,
-                &(header.map_or_else(paths::null_ref, |h| ctx.ref_to(&h.node)),),
-            )?
-        }
-        "GetSelectedRows" => {
-            no_args(call)?;
-            method_return(call, &(grid.selected_rows(),))?
-        }
-        "GetSelectedColumns" => {
-            no_args(call)?;
-            method_return(call, &(Vec::<i32>::new(),))?
-        }
-        "IsRowSelected" => {
-            let (row,): (i32,) = args(call)?;
-            method_return(
-                call,
-                &(usize::try_from(row).is_ok_and(|r| grid.row_selected(r)),),
-            )?
-        }
-        "IsColumnSelected" => {
-            let (_column,): (i32,) = args(call)?;
-            method_return(call, &(false,))?
-        }
-        "IsSelected" => {
-            let (row, column): (i32, i32) = args(call)?;
-            let (r, c) = position(row, column)?;
-            method_return(call, &(grid.is_selected(r, c),))?
-        }
-        "AddRowSelection"
-        | "AddColumnSelection"
-        | "RemoveRowSelection"
-        | "RemoveColumnSelection" => {
-            let (_index,): (i32,) = args(call)?;
-            method_return(call, &(false,))?
-        }
-        "GetRowColumnExtentsAtIndex" => {
-            let (index,): (i32,) = args(call)?;
-            let cell = usize::try_from(index)
-                .ok()
-                .filter(|_| grid.column_count > 0)
-                .and_then(|i| grid.cell_at(i / grid.column_count, i % grid.column_count));
-            match cell {
-                Some(cell) => method_return(
-                    call,
-                    &(
-                        true,
-                        to_i32(cell.row),
-                        to_i32(cell.column),
-                        to_i32(cell.row_span),
-                        to_i32(cell.column_span),
-                        grid.is_selected(cell.row, cell.column),
-                    ),
-                )?,
-                None => method_return(call, &(false, -1i32, -1i32, 0i32, 0i32, false))?,
-            }
-        }
-        _ => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.to_owned(),
-                member: member.to_owned(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+    Ok(if r < grid.row_count && c < grid.column_count {
+        to_i32(r.saturating_mul(grid.column_count).saturating_add(c))
+    } else {
+        -1
+    })
+}
+
+/// The (row, column) of cell index `index`, if the grid has it.
+fn row_and_column(grid: &Grid, index: i32) -> Option<(usize, usize)> {
+    let i = usize::try_from(index).ok()?;
+    (grid.column_count > 0 && i < grid.row_count.saturating_mul(grid.column_count))
+        .then(|| (i / grid.column_count, i % grid.column_count))
+}
+
+fn row_at_index(ctx: &NodeCtx, index: i32) -> Result<i32, CallError> {
+    Ok(row_and_column(&grid_of(ctx), index).map_or(-1, |(row, _)| to_i32(row)))
+}
+
+fn column_at_index(ctx: &NodeCtx, index: i32) -> Result<i32, CallError> {
+    Ok(row_and_column(&grid_of(ctx), index).map_or(-1, |(_, column)| to_i32(column)))
+}
+
+/// AccessKit has no row or column descriptions.
+fn no_description(_ctx: &NodeCtx, _index: i32) -> Result<String, CallError> {
+    Ok(String::new())
+}
+
+fn row_extent_at(ctx: &NodeCtx, row: i32, column: i32) -> Result<i32, CallError> {
+    let (r, c) = position(row, column)?;
+    Ok(to_i32(
+        grid_of(ctx).cell_at(r, c).map_or(0, |cell| cell.row_span),
+    ))
+}
+
+fn column_extent_at(ctx: &NodeCtx, row: i32, column: i32) -> Result<i32, CallError> {
+    let (r, c) = position(row, column)?;
+    Ok(to_i32(
+        grid_of(ctx)
+            .cell_at(r, c)
+            .map_or(0, |cell| cell.column_span),
+    ))
+}
+
+fn row_header(ctx: &NodeCtx, row: i32) -> Result<ObjectRef, CallError> {
+    let grid = grid_of(ctx);
+    let header = usize::try_from(row)
+        .ok()
+        .and_then(|r| grid.row_headers(r).next());
+    Ok(header.map_or_else(paths::null_ref, |h| ctx.ref_to(&h.node)))
+}
+
+fn column_header(ctx: &NodeCtx, column: i32) -> Result<ObjectRef, CallError> {
+    let grid = grid_of(ctx);
+    let header = usize::try_from(column)
+        .ok()
+        .and_then(|c| grid.column_headers(c).next());
+    Ok(header.map_or_else(paths::null_ref, |h| ctx.ref_to(&h.node)))
+}
+
+fn selected_rows(ctx: &NodeCtx) -> Result<Vec<i32>, CallError> {
+    Ok(grid_of(ctx).selected_rows())
+}
+
+fn selected_columns(_ctx: &NodeCtx) -> Result<Vec<i32>, CallError> {
+    Ok(Vec::new())
+}
+
+fn is_row_selected(ctx: &NodeCtx, row: i32) -> Result<bool, CallError> {
+    Ok(usize::try_from(row).is_ok_and(|r| grid_of(ctx).row_selected(r)))
+}
+
+fn is_column_selected(_ctx: &NodeCtx, _column: i32) -> Result<bool, CallError> {
+    Ok(false)
+}
+
+fn is_selected(ctx: &NodeCtx, row: i32, column: i32) -> Result<bool, CallError> {
+    let (r, c) = position(row, column)?;
+    Ok(grid_of(ctx).is_selected(r, c))
+}
+
+/// Selecting rows or columns has no AccessKit action: false.
+fn change_selection(_ctx: &NodeCtx, _index: i32) -> Result<bool, CallError> {
+    Ok(false)
+}
+
+/// (found, row, column, row span, column span, selected); (false, -1, -1,
+/// 0, 0, false) for an index outside the grid.
+fn row_column_extents_at_index(
+    ctx: &NodeCtx,
+    index: i32,
+) -> Result<(bool, i32, i32, i32, i32, bool), CallError> {
+    let grid = grid_of(ctx);
+    let cell = usize::try_from(index)
+        .ok()
+        .filter(|_| grid.column_count > 0)
+        .and_then(|i| grid.cell_at(i / grid.column_count, i % grid.column_count));
+    Ok(match cell {
+        Some(cell) => (
+            true,
+            to_i32(cell.row),
+            to_i32(cell.column),
+            to_i32(cell.row_span),
+            to_i32(cell.column_span),
+            grid.is_selected(cell.row, cell.column),
+        ),
+        None => (false, -1, -1, 0, 0, false),
+    })
 }
 
 #[cfg(test)]

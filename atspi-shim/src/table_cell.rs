@@ -1,20 +1,29 @@
 //! `org.a11y.atspi.TableCell` on cells inside a table (see `table.rs` for
 //! how positions are computed).
 
-use zbus::message::Message;
-use zvariant::OwnedValue;
-
-use crate::accessible::no_args;
 use crate::context::NodeCtx;
 use crate::objects::to_i32;
 use crate::paths::ObjectRef;
-use crate::properties::{owned, owned_ref};
-use crate::reply::method_return;
+use crate::surface::declare_interface;
 use crate::table::{is_cell, table_of, Grid};
-use crate::{CallError, Handled};
+use crate::CallError;
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.TableCell";
-pub(crate) const PROPERTIES: &[&str] = &["ColumnSpan", "RowSpan", "Position", "Table"];
+declare_interface! {
+    pub(crate) static TABLE_CELL = "org.a11y.atspi.TableCell", on node {
+        // `iiii`, not the `biiii` of xml/TableCell.xml: libatspi reads
+        // "=>iiii" and atk-bridge sends four INT32, so a leading boolean makes
+        // every libatspi client fail with a signature mismatch.
+        fn GetRowColumnSpan() -> (row: i32, col: i32, row_extents: i32, col_extents: i32)
+            = row_column_span;
+        fn GetColumnHeaderCells() -> (cells: Vec<ObjectRef>) = column_header_cells;
+        fn GetRowHeaderCells() -> (cells: Vec<ObjectRef>) = row_header_cells;
+        property ColumnSpan: i32 = column_span;
+        property RowSpan: i32 = row_span;
+        property Position: (i32, i32) = position;
+        property Table: ObjectRef = table;
+        property version: u32 = version;
+    }
+}
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     is_cell(&ctx.node) && table_of(&ctx.node).is_some()
@@ -41,55 +50,53 @@ pub(crate) fn table_index(ctx: &NodeCtx) -> Option<usize> {
     })
 }
 
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    let (row, column, row_span, column_span) = placement(ctx).unwrap_or((0, 0, 1, 1));
-    match name {
-        "ColumnSpan" => owned(to_i32(column_span)),
-        "RowSpan" => owned(to_i32(row_span)),
-        "Position" => owned(zvariant::Structure::from((to_i32(row), to_i32(column)))),
-        "Table" => {
-            let table = table_of(&ctx.node)
-                .ok_or_else(|| CallError::Failed("this cell is in no table".to_owned()))?;
-            owned_ref(ctx.ref_to(&table))
-        }
-        "version" => owned(1u32),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
-    }
+/// (row, column, row span, column span), an unplaced cell at (0, 0) 1×1.
+fn placed(ctx: &NodeCtx) -> (usize, usize, usize, usize) {
+    placement(ctx).unwrap_or((0, 0, 1, 1))
 }
 
-pub(crate) fn call(ctx: &NodeCtx, member: &str, call: &Message) -> Result<Handled, CallError> {
-    let reply = match member {
-        // `(iiii)`, not the `(biiii)` of xml/TableCell.xml: libatspi reads
-        // "=>iiii" and atk-bridge sends four INT32, so a leading boolean makes
-        // every libatspi client fail with a signature mismatch.
-        "GetRowColumnSpan" => {
-            no_args(call)?;
-            let (row, column, row_span, column_span) = match placement(ctx) {
-                Some((row, column, row_span, column_span)) => (
-                    to_i32(row),
-                    to_i32(column),
-                    to_i32(row_span),
-                    to_i32(column_span),
-                ),
-                None => (-1, -1, 0, 0),
-            };
-            method_return(call, &(row, column, row_span, column_span))?
-        }
-        "GetColumnHeaderCells" | "GetRowHeaderCells" => {
-            no_args(call)?;
-            method_return(
-                call,
-                &(header_cells(ctx, member == "GetColumnHeaderCells"),),
-            )?
-        }
-        _ => {
-            return Err(CallError::UnknownMethod {
-                interface: INTERFACE.to_owned(),
-                member: member.to_owned(),
-            })
-        }
-    };
-    Ok(Handled::reply(reply))
+fn column_span(ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(to_i32(placed(ctx).3))
+}
+
+fn row_span(ctx: &NodeCtx) -> Result<i32, CallError> {
+    Ok(to_i32(placed(ctx).2))
+}
+
+fn position(ctx: &NodeCtx) -> Result<(i32, i32), CallError> {
+    let (row, column, _, _) = placed(ctx);
+    Ok((to_i32(row), to_i32(column)))
+}
+
+fn table(ctx: &NodeCtx) -> Result<ObjectRef, CallError> {
+    let table = table_of(&ctx.node)
+        .ok_or_else(|| CallError::Failed("this cell is in no table".to_owned()))?;
+    Ok(ctx.ref_to(&table))
+}
+
+fn version(_ctx: &NodeCtx) -> Result<u32, CallError> {
+    Ok(1)
+}
+
+/// An unplaced cell answers (-1, -1, 0, 0).
+fn row_column_span(ctx: &NodeCtx) -> Result<(i32, i32, i32, i32), CallError> {
+    Ok(match placement(ctx) {
+        Some((row, column, row_span, column_span)) => (
+            to_i32(row),
+            to_i32(column),
+            to_i32(row_span),
+            to_i32(column_span),
+        ),
+        None => (-1, -1, 0, 0),
+    })
+}
+
+fn column_header_cells(ctx: &NodeCtx) -> Result<Vec<ObjectRef>, CallError> {
+    Ok(header_cells(ctx, true))
+}
+
+fn row_header_cells(ctx: &NodeCtx) -> Result<Vec<ObjectRef>, CallError> {
+    Ok(header_cells(ctx, false))
 }
 
 fn header_cells(ctx: &NodeCtx, columns: bool) -> Vec<ObjectRef> {

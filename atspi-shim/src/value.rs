@@ -10,73 +10,68 @@
 //! MinimumIncrement 0 ("any").
 
 use accesskit::{Action, ActionData, ActionRequest};
-use zbus::message::Message;
-use zvariant::{OwnedValue, Value};
+use zvariant::Value;
 
 use crate::component::request;
 use crate::context::NodeCtx;
 use crate::objects::exposure_filter;
-use crate::properties::owned;
-use crate::{CallError, Handled};
+use crate::surface::declare_interface;
+use crate::CallError;
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Value";
-pub(crate) const PROPERTIES: &[&str] = &[
-    "MinimumValue",
-    "MaximumValue",
-    "MinimumIncrement",
-    "CurrentValue",
-    "Text",
-];
+declare_interface! {
+    pub(crate) static VALUE = "org.a11y.atspi.Value", on node {
+        property MinimumValue: f64 = minimum;
+        property MaximumValue: f64 = maximum;
+        property MinimumIncrement: f64 = increment;
+        property CurrentValue: f64 = current, writable;
+        property Text: String = text;
+    }
+}
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     ctx.node.numeric_value().is_some()
 }
 
-fn current(ctx: &NodeCtx) -> f64 {
+fn current(ctx: &NodeCtx) -> Result<f64, CallError> {
+    Ok(current_value(ctx))
+}
+
+fn current_value(ctx: &NodeCtx) -> f64 {
     ctx.node
         .numeric_value()
         .filter(|v| v.is_finite())
         .unwrap_or(0.0)
 }
 
-pub(crate) fn minimum(ctx: &NodeCtx) -> f64 {
-    ctx.node
+fn minimum(ctx: &NodeCtx) -> Result<f64, CallError> {
+    Ok(ctx
+        .node
         .min_numeric_value()
         .filter(|v| v.is_finite())
         .unwrap_or(-f64::MAX)
-        .min(current(ctx))
+        .min(current_value(ctx)))
 }
 
-pub(crate) fn maximum(ctx: &NodeCtx) -> f64 {
-    ctx.node
+fn maximum(ctx: &NodeCtx) -> Result<f64, CallError> {
+    Ok(ctx
+        .node
         .max_numeric_value()
         .filter(|v| v.is_finite())
         .unwrap_or(f64::MAX)
-        .max(current(ctx))
+        .max(current_value(ctx)))
 }
 
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    match name {
-        "MinimumValue" => owned(minimum(ctx)),
-        "MaximumValue" => owned(maximum(ctx)),
-        "MinimumIncrement" => owned(
-            ctx.node
-                .numeric_value_step()
-                .filter(|v| v.is_finite())
-                .unwrap_or(0.0),
-        ),
-        "CurrentValue" => owned(current(ctx)),
-        "Text" => owned(ctx.node.value().unwrap_or_default()),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
-    }
+/// A missing step is 0 ("any").
+fn increment(ctx: &NodeCtx) -> Result<f64, CallError> {
+    Ok(ctx
+        .node
+        .numeric_value_step()
+        .filter(|v| v.is_finite())
+        .unwrap_or(0.0))
 }
 
-/// Value has no methods.
-pub(crate) fn call(_ctx: &NodeCtx, member: &str, _call: &Message) -> Result<Handled, CallError> {
-    Err(CallError::UnknownMethod {
-        interface: INTERFACE.to_owned(),
-        member: member.to_owned(),
-    })
+fn text(ctx: &NodeCtx) -> Result<String, CallError> {
+    Ok(ctx.node.value().unwrap_or_default())
 }
 
 /// `Properties.Set(Value, CurrentValue, v:d)` → a SetValue request.
@@ -87,7 +82,8 @@ pub(crate) fn set_property(
 ) -> Result<ActionRequest, CallError> {
     if name != "CurrentValue" {
         return Err(CallError::Failed(format!(
-            "property \u{201c}{INTERFACE}.{name}\u{201d} is read-only"
+            "property \u{201c}{}.{name}\u{201d} is read-only",
+            VALUE.name
         )));
     }
     let number = match value {

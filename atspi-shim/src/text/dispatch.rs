@@ -2,10 +2,72 @@
 //! text model, routing the actions it asks for.
 
 use super::*;
+use crate::surface::{declare_interface, Acted};
+
+/// Text attributes (`a{ss}`), sorted by name.
+type Attributes = BTreeMap<String, String>;
+/// A text unit and its offsets: `(text, start, end)`.
+type Unit = (String, i32, i32);
+/// A box in client coordinates: `(x, y, width, height)`.
+type Xywh = (i32, i32, i32, i32);
 
 pub(crate) const INTERFACE: &str = "org.a11y.atspi.Text";
-/// Property names, for `GetAll` and introspection.
-pub(crate) const PROPERTIES: &[&str] = &["CharacterCount", "CaretOffset"];
+
+declare_interface! {
+    pub(crate) static TEXT = INTERFACE, on text, tested through (handle_on, property_on) {
+        fn GetStringAtOffset(offset: i32, granularity: u32)
+            -> (text: String, start_offset: i32, end_offset: i32) = string_at_offset;
+        fn GetText(start_offset: i32, end_offset: i32) -> (text: String) = text;
+        fn SetCaretOffset(offset: i32) -> (success: bool) = set_caret_offset, acting;
+        fn GetTextBeforeOffset(offset: i32, kind: u32)
+            -> (text: String, start_offset: i32, end_offset: i32) = text_before_offset;
+        fn GetTextAtOffset(offset: i32, kind: u32)
+            -> (text: String, start_offset: i32, end_offset: i32) = text_at_offset;
+        fn GetTextAfterOffset(offset: i32, kind: u32)
+            -> (text: String, start_offset: i32, end_offset: i32) = text_after_offset;
+        fn GetCharacterAtOffset(offset: i32) -> (character: i32) = character_at_offset;
+        fn GetAttributeValue(offset: i32, attribute_name: String) -> (value: String)
+            = attribute_value;
+        fn GetAttributes(offset: i32)
+            -> (attributes: Attributes, start_offset: i32, end_offset: i32) = attributes;
+        fn GetDefaultAttributes() -> (attributes: Attributes) = default_attributes;
+        fn GetCharacterExtents(offset: i32, coord_type: u32)
+            -> (x: i32, y: i32, width: i32, height: i32) = character_extents;
+        fn GetOffsetAtPoint(x: i32, y: i32, coord_type: u32) -> (offset: i32) = offset_at_point;
+        fn GetNSelections() -> (count: i32) = n_selections;
+        fn GetSelection(selection_num: i32) -> (start_offset: i32, end_offset: i32) = selection;
+        fn AddSelection(start_offset: i32, end_offset: i32) -> (success: bool)
+            = add_selection, acting;
+        fn RemoveSelection(selection_num: i32) -> (success: bool) = remove_selection, acting;
+        fn SetSelection(selection_num: i32, start_offset: i32, end_offset: i32)
+            -> (success: bool) = set_selection, acting;
+        fn GetRangeExtents(start_offset: i32, end_offset: i32, coord_type: u32)
+            -> (x: i32, y: i32, width: i32, height: i32) = range_extents;
+        fn GetBoundedRanges(
+            x: i32,
+            y: i32,
+            width: i32,
+            height: i32,
+            coord_type: u32,
+            x_clip_type: u32,
+            y_clip_type: u32,
+        ) -> (ranges: Vec<(i32, i32, String, OwnedValue)>) = bounded_ranges;
+        fn GetAttributeRun(offset: i32, include_defaults: bool)
+            -> (attributes: Attributes, start_offset: i32, end_offset: i32) = attribute_run;
+        fn GetDefaultAttributeSet() -> (attributes: Attributes) = default_attributes;
+        fn ScrollSubstringTo(start_offset: i32, end_offset: i32, kind: u32) -> (success: bool)
+            = scroll_substring_to, acting;
+        fn ScrollSubstringToPoint(
+            start_offset: i32,
+            end_offset: i32,
+            coord_type: u32,
+            x: i32,
+            y: i32,
+        ) -> (success: bool) = scroll_substring_to_point, acting;
+        property CharacterCount: i32 = character_count;
+        property CaretOffset: i32 = caret_offset_property;
+    }
+}
 
 /// Character AccessKit uses to mask password characters.
 pub(crate) const MASK: char = '\u{2022}';
@@ -33,6 +95,23 @@ impl<'a> Env<'a> {
     }
 }
 
+/// A text-family handler's receiver: the node and where it lives. Tests
+/// build it from a bare tree (`Env` without a replica).
+#[derive(Clone, Copy)]
+pub(crate) struct TextOn<'a> {
+    pub env: Env<'a>,
+    pub node: NodeRef<'a>,
+}
+
+impl<'a> TextOn<'a> {
+    pub(crate) fn of(ctx: &NodeCtx<'a>) -> Self {
+        TextOn {
+            env: Env::of(ctx),
+            node: ctx.node,
+        }
+    }
+}
+
 /// Whether this node gets the Text interface.
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     has_text(&ctx.node)
@@ -41,18 +120,6 @@ pub(crate) fn supported(ctx: &NodeCtx) -> bool {
 /// Whether `node` exposes Text (see the module doc).
 pub(crate) fn has_text(node: &NodeRef) -> bool {
     node.supports_text_ranges() || plain_text_of(node).is_some()
-}
-
-pub(crate) fn call(
-    ctx: &NodeCtx,
-    member: &str,
-    call: &zbus::Message,
-) -> Result<Handled, CallError> {
-    handle(&Env::of(ctx), ctx.node, member, call)
-}
-
-pub(crate) fn property(ctx: &NodeCtx, name: &str) -> Result<OwnedValue, CallError> {
-    property_in(Some(ctx.surface.generation()), ctx.node, name)
 }
 
 /// The text AT-SPI exposes for `node` ("" when it has no Text). Used by
@@ -74,191 +141,223 @@ pub fn caret_offset(node: &NodeRef) -> Option<i32> {
 
 #[cfg(test)]
 pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
-    property_in(None, node, name)
+    property_on(
+        TextOn {
+            env: tests::ENV,
+            node,
+        },
+        name,
+    )
 }
 
-pub(crate) fn property_in(
-    generation: Option<u64>,
-    node: NodeRef,
-    name: &str,
-) -> Result<OwnedValue, CallError> {
-    let model = require_model(generation, node)?;
-    match name {
-        "CharacterCount" => Ok(OwnedValue::from(to_i32(model.len()))),
-        "CaretOffset" => Ok(OwnedValue::from(model.caret().map_or(-1, to_i32))),
-        other => Err(CallError::UnknownProperty(format!("{INTERFACE}.{other}"))),
-    }
-}
-
-/// Dispatches one Text method on `node`.
+/// Dispatches one Text method on `node`, as the bus does.
+#[cfg(test)]
 pub(crate) fn handle(
     env: &Env,
     node: NodeRef,
     member: &str,
     call: &zbus::Message,
 ) -> Result<Handled, CallError> {
-    let model = require_model(env.generation, node)?;
-    match member {
-        "GetText" => {
-            let (start, end) = args::<(i32, i32)>(call)?;
-            ok(call, &bounded_text(model.get_text(start, end)))
-        }
-        "GetTextAtOffset" | "GetTextBeforeOffset" | "GetTextAfterOffset" => {
-            let (offset, kind) = args::<(i32, u32)>(call)?;
-            let boundary = Boundary::from_boundary_type(kind)?;
-            let which = match member {
-                "GetTextBeforeOffset" => Which::Before,
-                "GetTextAtOffset" => Which::At,
-                _ => Which::After,
-            };
-            let (unit, start, end) = model.unit(offset, boundary, which);
-            ok(call, &(bounded_text(unit), start, end))
-        }
-        "GetStringAtOffset" => {
-            let (offset, granularity) = args::<(i32, u32)>(call)?;
-            let boundary = Boundary::from_granularity(granularity)?;
-            let (unit, start, end) = model.unit(offset, boundary, Which::At);
-            ok(call, &(bounded_text(unit), start, end))
-        }
-        "GetCharacterAtOffset" => {
-            let (offset,) = args::<(i32,)>(call)?;
-            let ch = model.char_at(offset).map_or(0, |c| c as i32);
-            ok(call, &ch)
-        }
-        "SetCaretOffset" => {
-            let (offset,) = args::<(i32,)>(call)?;
-            let selection = model
-                .offset(offset)
-                .and_then(|o| model.selection_between(o, o));
-            answer_with_selection(call, node, selection)
-        }
-        "GetNSelections" => {
-            let count = i32::from(model.selection().is_some());
-            ok(call, &count)
-        }
-        "GetSelection" => {
-            let (number,) = args::<(i32,)>(call)?;
-            let range = match (number, model.selection()) {
-                (0, Some((start, end))) => (to_i32(start), to_i32(end)),
-                _ => (-1, -1),
-            };
-            ok(call, &range)
-        }
-        "AddSelection" => {
-            let (start, end) = args::<(i32, i32)>(call)?;
-            // One selection only (AccessKit has one): adding succeeds
-            // only when there is none yet.
-            let selection = if model.selection().is_some() {
-                None
-            } else {
-                model.selection_for(start, end)
-            };
-            answer_with_selection(call, node, selection)
-        }
-        "RemoveSelection" => {
-            let (number,) = args::<(i32,)>(call)?;
-            let selection = match (number, model.selection(), model.caret()) {
-                (0, Some(_), Some(caret)) => model.selection_between(caret, caret),
-                _ => None,
-            };
-            answer_with_selection(call, node, selection)
-        }
-        "SetSelection" => {
-            let (number, start, end) = args::<(i32, i32, i32)>(call)?;
-            let selection = if number == 0 {
-                model.selection_for(start, end)
-            } else {
-                None
-            };
-            answer_with_selection(call, node, selection)
-        }
-        "GetAttributes" => {
-            let (offset,) = args::<(i32,)>(call)?;
-            let run = model.attribute_run(offset, false);
-            ok(call, &run)
-        }
-        "GetAttributeRun" => {
-            let (offset, include_defaults) = args::<(i32, bool)>(call)?;
-            let run = model.attribute_run(offset, include_defaults);
-            ok(call, &run)
-        }
-        "GetAttributeValue" => {
-            let (offset, name) = args::<(i32, String)>(call)?;
-            let (attributes, _, _) = model.attribute_run(offset, true);
-            let value = attributes.get(&name).cloned().unwrap_or_default();
-            ok(call, &value)
-        }
-        "GetDefaultAttributes" | "GetDefaultAttributeSet" => {
-            let defaults = attributes_of(&node, &node);
-            ok(call, &defaults)
-        }
-        "GetCharacterExtents" => {
-            let (offset, coord) = args::<(i32, u32)>(call)?;
-            let coord = CoordType::from_u32(coord)?;
-            let rect = model.character_rect(offset);
-            let xywh = rect.map_or((0, 0, 0, 0), |r| to_client(env, &node, r, coord));
-            ok(call, &xywh)
-        }
-        "GetRangeExtents" => {
-            let (start, end, coord) = args::<(i32, i32, u32)>(call)?;
-            let coord = CoordType::from_u32(coord)?;
-            let rect = model.range_rect(start, end);
-            let xywh = rect.map_or((0, 0, 0, 0), |r| to_client(env, &node, r, coord));
-            ok(call, &xywh)
-        }
-        "GetOffsetAtPoint" => {
-            let (x, y, coord) = args::<(i32, i32, u32)>(call)?;
-            let coord = CoordType::from_u32(coord)?;
-            let point = from_client(env, &node, x, y, coord);
-            let offset = model.offset_at_point(point).map_or(-1, to_i32);
-            ok(call, &offset)
-        }
-        "GetBoundedRanges" => {
-            // Not implemented: no known client uses it; an empty list is
-            // the answer atk-bridge gives for toolkits without it.
-            let _ = args::<(i32, i32, i32, i32, u32, u32, u32)>(call)?;
-            let ranges: Vec<(i32, i32, String, zvariant::Value)> = Vec::new();
-            ok(call, &ranges)
-        }
-        "ScrollSubstringTo" => {
-            let (start, end, kind) = args::<(i32, i32, u32)>(call)?;
-            let hint = scroll_hint(kind)?;
-            let target = model.scroll_target(start, end, hint);
-            let action = target.map(|node| {
-                action_on(
-                    &node,
-                    Action::ScrollIntoView,
-                    hint.map(ActionData::ScrollHint),
-                )
-            });
-            answer_with_action(call, action)
-        }
-        "ScrollSubstringToPoint" => {
-            let (start, end, coord, x, y) = args::<(i32, i32, u32, i32, i32)>(call)?;
-            let coord = CoordType::from_u32(coord)?;
-            let (sx, sy) = from_client(env, &node, x, y, coord);
-            let target = model.scroll_target(start, end, None);
-            let action = target.map(|node| {
-                action_on(
-                    &node,
-                    Action::ScrollToPoint,
-                    Some(ActionData::ScrollToPoint(Point::new(sx, sy))),
-                )
-            });
-            answer_with_action(call, action)
-        }
-        other => Err(CallError::UnknownMethod {
-            interface: INTERFACE.into(),
-            member: other.into(),
-        }),
-    }
+    handle_on(TextOn { env: *env, node }, member, call)
 }
 
-pub(crate) fn ok<B>(call: &zbus::Message, body: &B) -> Result<Handled, CallError>
-where
-    B: serde::Serialize + zvariant::DynamicType,
-{
-    method_return(call, body).map(Handled::reply)
+/// The node's text model (cached per surface generation when known).
+fn model(on: TextOn) -> Result<TextModel, CallError> {
+    require_model(on.env.generation, on.node)
+}
+
+fn character_count(on: TextOn) -> Result<i32, CallError> {
+    Ok(to_i32(model(on)?.len()))
+}
+
+fn caret_offset_property(on: TextOn) -> Result<i32, CallError> {
+    Ok(model(on)?.caret().map_or(-1, to_i32))
+}
+
+fn text(on: TextOn, start: i32, end: i32) -> Result<String, CallError> {
+    Ok(bounded_text(model(on)?.get_text(start, end)))
+}
+
+fn text_unit(on: TextOn, offset: i32, kind: u32, which: Which) -> Result<Unit, CallError> {
+    let model = model(on)?;
+    let boundary = Boundary::from_boundary_type(kind)?;
+    let (unit, start, end) = model.unit(offset, boundary, which);
+    Ok((bounded_text(unit), start, end))
+}
+
+fn text_before_offset(on: TextOn, offset: i32, kind: u32) -> Result<Unit, CallError> {
+    text_unit(on, offset, kind, Which::Before)
+}
+
+fn text_at_offset(on: TextOn, offset: i32, kind: u32) -> Result<Unit, CallError> {
+    text_unit(on, offset, kind, Which::At)
+}
+
+fn text_after_offset(on: TextOn, offset: i32, kind: u32) -> Result<Unit, CallError> {
+    text_unit(on, offset, kind, Which::After)
+}
+
+fn string_at_offset(on: TextOn, offset: i32, granularity: u32) -> Result<Unit, CallError> {
+    let model = model(on)?;
+    let boundary = Boundary::from_granularity(granularity)?;
+    let (unit, start, end) = model.unit(offset, boundary, Which::At);
+    Ok((bounded_text(unit), start, end))
+}
+
+/// The code point at `offset`, 0 outside the text.
+fn character_at_offset(on: TextOn, offset: i32) -> Result<i32, CallError> {
+    Ok(model(on)?.char_at(offset).map_or(0, |c| c as i32))
+}
+
+fn set_caret_offset(on: TextOn, offset: i32) -> Result<Acted<bool>, CallError> {
+    let model = model(on)?;
+    let selection = model
+        .offset(offset)
+        .and_then(|o| model.selection_between(o, o));
+    Ok(with_selection(on.node, selection))
+}
+
+fn n_selections(on: TextOn) -> Result<i32, CallError> {
+    Ok(i32::from(model(on)?.selection().is_some()))
+}
+
+fn selection(on: TextOn, number: i32) -> Result<(i32, i32), CallError> {
+    Ok(match (number, model(on)?.selection()) {
+        (0, Some((start, end))) => (to_i32(start), to_i32(end)),
+        _ => (-1, -1),
+    })
+}
+
+/// One selection only (AccessKit has one): adding succeeds only when there
+/// is none yet.
+fn add_selection(on: TextOn, start: i32, end: i32) -> Result<Acted<bool>, CallError> {
+    let model = model(on)?;
+    let selection = if model.selection().is_some() {
+        None
+    } else {
+        model.selection_for(start, end)
+    };
+    Ok(with_selection(on.node, selection))
+}
+
+fn remove_selection(on: TextOn, number: i32) -> Result<Acted<bool>, CallError> {
+    let model = model(on)?;
+    let selection = match (number, model.selection(), model.caret()) {
+        (0, Some(_), Some(caret)) => model.selection_between(caret, caret),
+        _ => None,
+    };
+    Ok(with_selection(on.node, selection))
+}
+
+fn set_selection(on: TextOn, number: i32, start: i32, end: i32) -> Result<Acted<bool>, CallError> {
+    let model = model(on)?;
+    let selection = if number == 0 {
+        model.selection_for(start, end)
+    } else {
+        None
+    };
+    Ok(with_selection(on.node, selection))
+}
+
+fn attributes(on: TextOn, offset: i32) -> Result<(Attributes, i32, i32), CallError> {
+    Ok(model(on)?.attribute_run(offset, false))
+}
+
+fn attribute_run(
+    on: TextOn,
+    offset: i32,
+    include_defaults: bool,
+) -> Result<(Attributes, i32, i32), CallError> {
+    Ok(model(on)?.attribute_run(offset, include_defaults))
+}
+
+fn attribute_value(on: TextOn, offset: i32, name: String) -> Result<String, CallError> {
+    let (attributes, _, _) = model(on)?.attribute_run(offset, true);
+    Ok(attributes.get(&name).cloned().unwrap_or_default())
+}
+
+fn default_attributes(on: TextOn) -> Result<Attributes, CallError> {
+    model(on)?;
+    Ok(attributes_of(&on.node, &on.node))
+}
+
+fn character_extents(on: TextOn, offset: i32, coord: u32) -> Result<Xywh, CallError> {
+    let model = model(on)?;
+    let coord = CoordType::from_u32(coord)?;
+    let rect = model.character_rect(offset);
+    Ok(rect.map_or((0, 0, 0, 0), |r| to_client(&on.env, &on.node, r, coord)))
+}
+
+fn range_extents(on: TextOn, start: i32, end: i32, coord: u32) -> Result<Xywh, CallError> {
+    let model = model(on)?;
+    let coord = CoordType::from_u32(coord)?;
+    let rect = model.range_rect(start, end);
+    Ok(rect.map_or((0, 0, 0, 0), |r| to_client(&on.env, &on.node, r, coord)))
+}
+
+fn offset_at_point(on: TextOn, x: i32, y: i32, coord: u32) -> Result<i32, CallError> {
+    let model = model(on)?;
+    let coord = CoordType::from_u32(coord)?;
+    let point = from_client(&on.env, &on.node, x, y, coord);
+    Ok(model.offset_at_point(point).map_or(-1, to_i32))
+}
+
+/// Not implemented: no known client uses it; an empty list is the answer
+/// atk-bridge gives for toolkits without it.
+#[allow(clippy::too_many_arguments)] // the wire method's seven arguments
+fn bounded_ranges(
+    on: TextOn,
+    _x: i32,
+    _y: i32,
+    _width: i32,
+    _height: i32,
+    _coord: u32,
+    _x_clip: u32,
+    _y_clip: u32,
+) -> Result<Vec<(i32, i32, String, OwnedValue)>, CallError> {
+    model(on)?;
+    Ok(Vec::new())
+}
+
+fn scroll_substring_to(
+    on: TextOn,
+    start: i32,
+    end: i32,
+    kind: u32,
+) -> Result<Acted<bool>, CallError> {
+    let model = model(on)?;
+    let hint = scroll_hint(kind)?;
+    let target = model.scroll_target(start, end, hint);
+    let action = target.map(|node| {
+        action_on(
+            &node,
+            Action::ScrollIntoView,
+            hint.map(ActionData::ScrollHint),
+        )
+    });
+    Ok(with_action(action))
+}
+
+fn scroll_substring_to_point(
+    on: TextOn,
+    start: i32,
+    end: i32,
+    coord: u32,
+    x: i32,
+    y: i32,
+) -> Result<Acted<bool>, CallError> {
+    let model = model(on)?;
+    let coord = CoordType::from_u32(coord)?;
+    let (sx, sy) = from_client(&on.env, &on.node, x, y, coord);
+    let target = model.scroll_target(start, end, None);
+    let action = target.map(|node| {
+        action_on(
+            &node,
+            Action::ScrollToPoint,
+            Some(ActionData::ScrollToPoint(Point::new(sx, sy))),
+        )
+    });
+    Ok(with_action(action))
 }
 
 /// `node`'s text model, from the cache when the surface generation is known.
@@ -281,13 +380,9 @@ pub(crate) fn require_model(
     })
 }
 
-/// Replies `true` and routes `SetTextSelection` when `selection` is known,
-/// else replies `false`.
-pub(crate) fn answer_with_selection(
-    call: &zbus::Message,
-    node: NodeRef,
-    selection: Option<TextSelection>,
-) -> Result<Handled, CallError> {
+/// True with the `SetTextSelection` request when `selection` is known,
+/// else false.
+fn with_selection(node: NodeRef, selection: Option<TextSelection>) -> Acted<bool> {
     let action = selection.map(|s| {
         action_on(
             &node,
@@ -295,18 +390,15 @@ pub(crate) fn answer_with_selection(
             Some(ActionData::SetTextSelection(s)),
         )
     });
-    answer_with_action(call, action)
+    with_action(action)
 }
 
-pub(crate) fn answer_with_action(
-    call: &zbus::Message,
-    action: Option<ActionRequest>,
-) -> Result<Handled, CallError> {
-    let reply = method_return(call, &action.is_some())?;
-    Ok(match action {
-        Some(action) => Handled::with_action(reply, action),
-        None => Handled::reply(reply),
-    })
+/// True with the request when there is one, else false.
+fn with_action(action: Option<ActionRequest>) -> Acted<bool> {
+    match action {
+        Some(action) => Acted::with(true, action),
+        None => Acted::without(false),
+    }
 }
 
 /// An action request aimed at `node` in its own tree.

@@ -57,8 +57,9 @@ use zvariant::OwnedValue;
 
 use crate::budgets::bounded_text;
 use crate::coords::{self, CoordType};
-use crate::reply::{args, method_return};
-use crate::{CallError, Handled, NodeCtx};
+#[cfg(test)]
+use crate::Handled;
+use crate::{CallError, NodeCtx};
 
 mod attributes;
 mod boundaries;
