@@ -380,10 +380,11 @@ impl BridgedApp {
     /// answered meanwhile (D-Bus matches replies by serial, not order).
     async fn serve_calls(self: Arc<Self>, mut stream: zbus::MessageStream) {
         let conn = zbus::Connection::from(&stream);
+        let zbus_tasks = conn.executor().clone();
         let mut heavy_call: Option<HeavyCall> = None;
         loop {
             let message = match heavy_call.as_mut() {
-                None => stream.next().await,
+                None => crate::driven::next_message(&mut stream, &zbus_tasks).await,
                 Some(running) => {
                     match futures::future::select(stream.next(), running.as_mut()).await {
                         futures::future::Either::Left((message, _)) => message,
