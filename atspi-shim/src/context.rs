@@ -7,6 +7,7 @@ use newton_cache::{AppReplica, SurfaceReplica};
 use newton_push_protocol::{AppInfo, SurfaceId};
 use zvariant::OwnedObjectPath;
 
+use crate::derived::{DerivedModels, ModelsAt};
 use crate::host::HostFacts;
 use crate::paths::{self, ObjectRef};
 
@@ -23,6 +24,9 @@ pub struct AppContext<'a> {
     pub app_id: i32,
     /// The session locale and machine id, gathered by the daemon.
     pub host: &'a HostFacts,
+    /// Text models and grids built for this application's surfaces, kept
+    /// for the next call on any thread (the daemon keeps one per application).
+    pub models: &'a DerivedModels,
 }
 
 impl AppContext<'_> {
@@ -70,6 +74,13 @@ impl<'a> NodeCtx<'a> {
     /// A reference to another node of the same surface.
     pub fn ref_to(&self, node: &NodeRef) -> ObjectRef {
         self.app.node_ref(self.surface.id(), node)
+    }
+
+    /// The kept models of this surface's current state.
+    pub(crate) fn models(&self) -> ModelsAt<'a> {
+        self.app
+            .models
+            .at(self.surface.id(), self.surface.generation())
     }
 
     /// Whether the node is the surface's tree root (the window).

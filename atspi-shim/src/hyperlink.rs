@@ -67,7 +67,7 @@ fn require_link(node: &NodeRef) -> Result<(), CallError> {
 
 /// The link's code-point span in its nearest text-bearing ancestor.
 pub(crate) fn span_in_parent(env: &Env, link: &NodeRef) -> Option<(usize, usize)> {
-    let model = model_at(env.generation, text_parent(link)?)?;
+    let model = model_at(env.models, text_parent(link)?)?;
     link_index(&model).span_of(local_id(link))
 }
 

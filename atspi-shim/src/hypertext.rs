@@ -24,6 +24,7 @@ use accesskit::{NodeId, Role, TreeId};
 use accesskit_consumer::NodeRef;
 
 use crate::context::local_id;
+use crate::derived::ModelsAt;
 use crate::objects;
 use crate::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
@@ -186,16 +187,16 @@ fn links(model: &TextModel) -> Vec<(NodeId, usize, usize)> {
 pub(crate) const MAX_HYPERTEXT_LINKS: usize = 256;
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    has_links(Some(ctx.surface.generation()), &ctx.node)
+    has_links(Some(ctx.models()), &ctx.node)
 }
 
 /// Whether `node` offers Hypertext: a text with at least one link and at
-/// most [`MAX_HYPERTEXT_LINKS`], judged on its text model at `generation`
+/// most [`MAX_HYPERTEXT_LINKS`], judged on its text model in `models`
 /// (cached, like the link list). A plain-text node has no runs, hence no
 /// links; checking first spares building its model.
-pub(crate) fn has_links(generation: Option<u64>, node: &NodeRef) -> bool {
+pub(crate) fn has_links(models: Option<ModelsAt>, node: &NodeRef) -> bool {
     node.supports_text_ranges()
-        && model_at(generation, *node).is_some_and(|model| offers_hypertext(link_index(&model)))
+        && model_at(models, *node).is_some_and(|model| offers_hypertext(link_index(&model)))
 }
 
 fn offers_hypertext(links: &LinkIndex) -> bool {
@@ -205,7 +206,7 @@ fn offers_hypertext(links: &LinkIndex) -> bool {
 /// `answer` on the node's link list; NotSupported for a node without
 /// Hypertext.
 fn with_links<T>(on: TextOn, answer: impl FnOnce(&LinkIndex) -> T) -> Result<T, CallError> {
-    match model_at(on.env.generation, on.node) {
+    match model_at(on.env.models, on.node) {
         Some(model) if offers_hypertext(link_index(&model)) => Ok(answer(link_index(&model))),
         _ => Err(CallError::NotSupported(format!(
             "this {:?} node has no hypertext",

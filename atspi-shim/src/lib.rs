@@ -30,6 +30,7 @@
 pub mod budgets;
 pub mod context;
 pub mod coords;
+pub mod derived;
 pub mod dispatch;
 pub mod error;
 pub mod events;
@@ -63,6 +64,7 @@ mod value;
 
 pub use cache::{CacheItem, ItemRef};
 pub use context::{AppContext, NodeCtx};
+pub use derived::DerivedModels;
 pub use dispatch::{error_reply, handle_call};
 pub use error::CallError;
 pub use events::{

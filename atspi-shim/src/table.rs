@@ -8,7 +8,7 @@
 //! spans occupy slots). NRows/NColumns are the producer's counts when set,
 //! else what the cells cover. Linear indices are row-major
 //! (`row * columns + column`). Building the model costs O(cells); it is kept
-//! per thread under the surface's generation (see [`Grid::cached`]).
+//! with the surface's other derived models (see [`Grid::cached`]).
 //! AccessKit has no column selection: selected columns are always empty and
 //! selection changes answer false.
 
@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::context::NodeCtx;
+use crate::derived::ModelsAt;
 use crate::objects::{exposed_children, to_i32};
 use crate::paths::{self, ObjectRef};
 use crate::surface::declare_interface;
@@ -114,7 +115,7 @@ impl Placed {
 /// The node-independent part of a [`Grid`]: building it is O(cells), and
 /// Orca asks many questions of one table in a row (a focus move in a grid
 /// reads the row's cells, their headers and positions one call each).
-struct GridData {
+pub(crate) struct GridData {
     rows: Vec<FullNodeId>,
     cells: Vec<Placed>,
     row_count: usize,
@@ -126,15 +127,6 @@ struct GridData {
     /// Some cell spans more than one slot: a slot may be covered by a cell
     /// starting elsewhere.
     spanning: bool,
-}
-
-/// A cached grid's key: the surface generation and the table's node.
-type GridKey = (u64, FullNodeId);
-
-thread_local! {
-    /// The grid built last on this thread, with its key.
-    static LAST_GRID: std::cell::RefCell<Option<(GridKey, Arc<GridData>)>> =
-        const { std::cell::RefCell::new(None) };
 }
 
 #[cfg(test)]
@@ -158,23 +150,11 @@ const MAX_INDEX: usize = 1 << 24;
 const MAX_MARKED_SLOTS: usize = 1 << 16;
 
 impl<'a> Grid<'a> {
-    /// The grid of `table` at replica `generation` (`SurfaceReplica::generation`),
-    /// reusing the last one this thread built when neither changed.
-    /// Generations are unique across surfaces and commits, so a hit is
-    /// always the same tree state.
-    pub(crate) fn cached(table: &NodeRef<'a>, generation: u64) -> Self {
-        let key = (generation, table.id());
-        let hit = LAST_GRID.with(|last| {
-            last.borrow()
-                .as_ref()
-                .filter(|(k, _)| *k == key)
-                .map(|(_, data)| Arc::clone(data))
-        });
-        let data = hit.unwrap_or_else(|| {
-            let data = Arc::new(GridData::of(table));
-            LAST_GRID.with(|last| *last.borrow_mut() = Some((key, Arc::clone(&data))));
-            data
-        });
+    /// The grid of `table` in the surface state `models` stands for,
+    /// reusing the one kept there (by any thread) when this table's grid
+    /// was built already (see `crate::derived`).
+    pub(crate) fn cached(table: &NodeRef<'a>, models: ModelsAt<'_>) -> Self {
+        let data = models.grid(table.id(), || Arc::new(GridData::of(table)));
         Grid::with(table, data)
     }
 
@@ -182,6 +162,12 @@ impl<'a> Grid<'a> {
     #[cfg(test)]
     pub(crate) fn of(table: &NodeRef<'a>) -> Self {
         Grid::with(table, Arc::new(GridData::of(table)))
+    }
+
+    /// The shared model itself (tests of the cache).
+    #[cfg(test)]
+    pub(crate) fn data(&self) -> &Arc<GridData> {
+        &self.data
     }
 
     fn with(table: &NodeRef<'a>, data: Arc<GridData>) -> Self {
@@ -419,7 +405,7 @@ fn out_of_range(row: usize, column: usize) -> CallError {
 
 /// The grid of the table `ctx` is on.
 fn grid_of<'a>(ctx: &NodeCtx<'a>) -> Grid<'a> {
-    Grid::cached(&ctx.node, ctx.surface.generation())
+    Grid::cached(&ctx.node, ctx.models())
 }
 
 fn accessible_at(ctx: &NodeCtx, row: i32, column: i32) -> Result<ObjectRef, CallError> {
@@ -547,7 +533,9 @@ mod tests {
     use accesskit::{Node, NodeId, Role};
 
     use super::{Grid, BUILDS};
+    use crate::derived::DerivedModels;
     use crate::text::tests::{node, tree};
+    use newton_push_protocol::SurfaceId;
 
     fn builds() -> usize {
         BUILDS.with(std::cell::Cell::get)
@@ -582,10 +570,11 @@ mod tests {
     fn a_grid_is_built_once_per_generation_and_table() {
         let first = table("b1");
         let t = node(&first, 1);
+        let models = DerivedModels::new();
         let before = builds();
-        let grid = Grid::cached(&t, 1_000_001);
+        let grid = Grid::cached(&t, models.at(SurfaceId(1), 1_000_001));
         assert_eq!((grid.row_count, grid.column_count), (2, 3));
-        let again = Grid::cached(&t, 1_000_001);
+        let again = Grid::cached(&t, models.at(SurfaceId(1), 1_000_001));
         let b1 = again.cell_at(1, 1).expect("a cell at (1, 1)");
         assert_eq!(b1.node.label().as_deref(), Some("b1"));
         assert_eq!(builds(), before + 1, "the second call reuses the grid");
@@ -593,7 +582,7 @@ mod tests {
         // answers are the new tree's.
         let second = table("b1 (edited)");
         let t2 = node(&second, 1);
-        let grid = Grid::cached(&t2, 1_000_002);
+        let grid = Grid::cached(&t2, models.at(SurfaceId(1), 1_000_002));
         let edited = grid.cell_at(1, 1).expect("a cell at (1, 1)");
         assert_eq!(edited.node.label().as_deref(), Some("b1 (edited)"));
         assert_eq!(builds(), before + 2);
@@ -604,7 +593,8 @@ mod tests {
         let t = table("b1");
         let table = node(&t, 1);
         let fresh = Grid::of(&table);
-        let cached = Grid::cached(&table, 2_000_001);
+        let models = DerivedModels::new();
+        let cached = Grid::cached(&table, models.at(SurfaceId(1), 2_000_001));
         for row in 0..3 {
             for column in 0..4 {
                 let a = fresh.cell_at(row, column).map(|c| c.node.id());

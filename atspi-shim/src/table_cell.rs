@@ -32,7 +32,7 @@ pub(crate) fn supported(ctx: &NodeCtx) -> bool {
 /// (row, column, row span, column span) of the cell, if it is placed.
 fn placement(ctx: &NodeCtx) -> Option<(usize, usize, usize, usize)> {
     let table = table_of(&ctx.node)?;
-    let grid = Grid::cached(&table, ctx.surface.generation());
+    let grid = Grid::cached(&table, ctx.models());
     grid.cell_of(&ctx.node)
         .map(|c| (c.row, c.column, c.row_span, c.column_span))
 }
@@ -41,7 +41,7 @@ fn placement(ctx: &NodeCtx) -> Option<(usize, usize, usize, usize)> {
 /// (`row * NColumns + column`), if the table places it inside its grid.
 pub(crate) fn table_index(ctx: &NodeCtx) -> Option<usize> {
     let table = table_of(&ctx.node)?;
-    let grid = Grid::cached(&table, ctx.surface.generation());
+    let grid = Grid::cached(&table, ctx.models());
     let cell = grid.cell_of(&ctx.node)?;
     (cell.row < grid.row_count && cell.column < grid.column_count).then(|| {
         cell.row
@@ -103,7 +103,7 @@ fn header_cells(ctx: &NodeCtx, columns: bool) -> Vec<ObjectRef> {
     let Some(table) = table_of(&ctx.node) else {
         return Vec::new();
     };
-    let grid = Grid::cached(&table, ctx.surface.generation());
+    let grid = Grid::cached(&table, ctx.models());
     let Some(cell) = grid.cell_of(&ctx.node) else {
         return Vec::new();
     };

@@ -6,7 +6,7 @@ use accesskit::{
     Action, ActionData, Node, NodeId, Rect, Role, TextDirection, TextPosition, TextSelection,
     TreeId, TreeInfo, TreeUpdate,
 };
-use newton_atspi_shim::{handle_call, AppContext, Handled, HostFacts};
+use newton_atspi_shim::{handle_call, AppContext, DerivedModels, Handled, HostFacts};
 use newton_cache::{AppReplica, Limits};
 use newton_push_protocol::{AppInfo, Geometry, SurfaceId};
 use serde::de::DeserializeOwned;
@@ -28,6 +28,7 @@ const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 struct App {
     replica: AppReplica,
     info: AppInfo,
+    models: DerivedModels,
 }
 
 impl App {
@@ -64,7 +65,11 @@ impl App {
             toolkit_name: None,
             toolkit_version: None,
         };
-        App { replica, info }
+        App {
+            replica,
+            info,
+            models: DerivedModels::new(),
+        }
     }
 
     fn handle<B: Serialize + DynamicType>(
@@ -92,6 +97,7 @@ impl App {
             desktop: None,
             app_id: 0,
             host: &HOST,
+            models: &self.models,
         };
         let builder = Message::method_call(object, member).expect("method call builds");
         let builder = match interface {

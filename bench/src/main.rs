@@ -124,6 +124,8 @@ struct Args {
     out: PathBuf,
     profile: Option<PathBuf>,
     restart_only: bool,
+    /// `--orca-only`: only the Orca call profile, bridge against accesskit_unix.
+    orca_only: bool,
     /// `--fairness-only`: only the flooding-vs-quiet application latencies.
     fairness_only: bool,
     /// `--threads-only`: only daemon threads and the Ping comparisons (one executor).
@@ -168,6 +170,7 @@ fn parse_args() -> Result<Option<Args>> {
         out: newton_e2e::workspace_root().join("target/bench"),
         profile: None,
         restart_only: false,
+        orca_only: false,
         fairness_only: false,
         threads_only: false,
         memory_rounds: None,
@@ -183,6 +186,7 @@ fn parse_args() -> Result<Option<Args>> {
         match arg.as_str() {
             "--smoke" => args.smoke = true,
             "--restart-only" => args.restart_only = true,
+            "--orca-only" => args.orca_only = true,
             "--fairness-only" => args.fairness_only = true,
             "--update-cost" => args.update_cost = true,
             "--key-latency" => args.key_latency = true,
@@ -253,6 +257,8 @@ fn parse_args() -> Result<Option<Args>> {
                      --threads-only  only daemon threads with 1/10/50 applications and 10 P2P clients, and the\n\
                      \x20        bridge's Ping beside the registry's and the bus's (NEWTON_BRIDGE_BIN_BEFORE=PATH adds a build)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
+                     --orca-only  only the Orca 43.1 call profile on egui-form-focus, the bridge against the\n\
+                     \x20        in-process accesskit_unix reference (build newton-legacy-reference too; prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
                      --memory-rounds [ROUNDS APPS NODES]  instead of the suite: RSS after rounds of APPS\n\
                      \x20        applications of NODES nodes attaching and leaving (default 10 100 5000),\n\
@@ -275,6 +281,7 @@ fn main() -> ExitCode {
             profile: Some(dir), ..
         }) => profile::run(&dir),
         Some(args) if args.restart_only => run_restart_only(&args),
+        Some(args) if args.orca_only => run_orca_only(&args),
         Some(args) if args.fairness_only => run_fairness_only(&args),
         Some(Args {
             update_cost_app: Some((items, calls)),
@@ -501,6 +508,30 @@ fn run_restart_only(args: &Args) -> Result<()> {
     let (items, rounds) = restart_size(&config);
     results.restart = restart::measure(items, rounds)?;
     println!("{}", report::restart_markdown(&results));
+    Ok(())
+}
+
+/// `--orca-only`: the Orca call profile alone, its table on stdout and `orca.json`
+/// in the output directory.
+fn run_orca_only(args: &Args) -> Result<()> {
+    let started = Instant::now();
+    let config = if args.smoke {
+        Config::smoke()
+    } else {
+        Config::full()
+    };
+    let files = args.out.join("fixtures");
+    std::fs::create_dir_all(&files)
+        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let mut results = Results::new(&config);
+    let mut world = World::start(files)?;
+    run_orca(&mut world, &config, &mut results, started)?;
+    let json = serde_json::to_string_pretty(&results.orca)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("orca.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", report::orca_markdown(&results));
     Ok(())
 }
 

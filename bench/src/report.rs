@@ -454,6 +454,13 @@ fn ms(micros: f64) -> String {
     format!("{:.0} ms", micros / 1000.0)
 }
 
+/// The Orca call-profile table alone (`--orca-only`).
+pub fn orca_markdown(r: &Results) -> String {
+    let mut s = String::new();
+    orca_table(r, &mut s);
+    s
+}
+
 fn orca_table(r: &Results, s: &mut String) {
     let built = r.legacy_built;
     let _ = writeln!(

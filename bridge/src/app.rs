@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::StreamExt;
-use newton_atspi_shim::{AppContext, HostFacts};
+use newton_atspi_shim::{AppContext, DerivedModels, HostFacts};
 use newton_cache::{AppReplica, ChangeSet, FrameKind, Limits, RejectError};
 use newton_push_protocol::{AppInfo, BridgeMessage, SurfaceId};
 use tracing::{debug, error, info, warn};
@@ -20,6 +20,9 @@ use crate::registry::{self, Desktop};
 /// application's work never waits on another's.
 pub struct AppState {
     pub replica: AppReplica,
+    /// Text models and grids built by answers, kept for the next call on
+    /// any thread while their surface does not change.
+    pub models: DerivedModels,
     pub app_id: i32,
     pub desktop: Option<Desktop>,
 }
@@ -103,6 +106,7 @@ impl BridgedApp {
         let (bus, incoming) = open_bus(a11y_address, executor).await?;
         let state = AppState {
             replica: AppReplica::with_shared_budget(limits, budget),
+            models: DerivedModels::new(),
             app_id: 0,
             desktop: None,
         };
@@ -283,6 +287,15 @@ impl BridgedApp {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Changes the replica with `f` under the lock, then drops the kept
+    /// models the change made stale (a frame's surface, gone surfaces).
+    fn change_replica<R>(&self, f: impl FnOnce(&mut AppReplica) -> R) -> R {
+        let mut state = self.lock();
+        let result = f(&mut state.replica);
+        state.models.retain_current(&state.replica);
+        result
+    }
+
     /// Runs `f` with the shim's view of this application.
     pub fn with_context<R>(&self, f: impl FnOnce(&AppContext) -> R) -> R {
         let unique_name = self.unique_name();
@@ -297,6 +310,7 @@ impl BridgedApp {
                 .map(|d| (d.bus_name.as_str(), d.path.as_str())),
             app_id: state.app_id,
             host: host_facts(),
+            models: &state.models,
         };
         f(&context)
     }
@@ -366,10 +380,11 @@ impl BridgedApp {
     /// answered meanwhile (D-Bus matches replies by serial, not order).
     async fn serve_calls(self: Arc<Self>, mut stream: zbus::MessageStream) {
         let conn = zbus::Connection::from(&stream);
+        let zbus_tasks = conn.executor().clone();
         let mut heavy_call: Option<HeavyCall> = None;
         loop {
             let message = match heavy_call.as_mut() {
-                None => stream.next().await,
+                None => crate::driven::next_message(&mut stream, &zbus_tasks).await,
                 Some(running) => {
                     match futures::future::select(stream.next(), running.as_mut()).await {
                         futures::future::Either::Left((message, _)) => message,
@@ -575,19 +590,19 @@ impl BridgedApp {
                 newton_cache::app::prepare_full_tree(&limits, surface, updates, bytes)
             })
             .await;
-            let mut state = self.lock();
             match prepared {
-                Ok(prepared) => state.replica.install(prepared)?,
+                Ok(prepared) => self.change_replica(|replica| replica.install(prepared))?,
                 Err(error) => {
-                    state.replica.note_rejected(surface);
+                    self.lock().replica.note_rejected(surface);
                     return Err(error);
                 }
             }
         } else {
-            let mut state = self.lock();
-            // Test hook (debug builds): a panic under the lock poisons it.
-            crate::fault::panic_if_armed(&updates);
-            state.replica.commit(surface, updates, bytes)?
+            self.change_replica(|replica| {
+                // Test hook (debug builds): a panic under the lock poisons it.
+                crate::fault::panic_if_armed(&updates);
+                replica.commit(surface, updates, bytes)
+            })?
         };
         let signals = self.commit_events(changes);
         self.emit(signals).await;
@@ -643,7 +658,7 @@ impl BridgedApp {
     }
 
     pub async fn destroy_surface(&self, surface: SurfaceId) -> Result<(), RejectError> {
-        let changes = self.lock().replica.destroy_surface(surface)?;
+        let changes = self.change_replica(|replica| replica.destroy_surface(surface))?;
         let signals = self.events_for(std::slice::from_ref(&changes));
         self.emit(signals).await;
         Ok(())
@@ -656,7 +671,7 @@ impl BridgedApp {
     /// which now needs a full tree from the sender.
     pub async fn reset_after_panic(&self) -> Vec<SurfaceId> {
         let removed = catch_unwind(AssertUnwindSafe(|| {
-            let changes = self.lock().replica.reset();
+            let changes = self.change_replica(AppReplica::reset);
             self.events_for(&changes)
         }));
         // `reset` swaps the surfaces before walking the old trees: even if
@@ -678,7 +693,7 @@ impl BridgedApp {
             .store(true, std::sync::atomic::Ordering::SeqCst);
         self.bus_watch.lost_tx.close();
         self.p2p.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let changes = self.lock().replica.clear();
+        let changes = self.change_replica(AppReplica::clear);
         let signals = self.events_for(&changes);
         self.emit(signals).await;
         if let Err(e) = registry::unembed(&self.conn()).await {

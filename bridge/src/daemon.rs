@@ -208,7 +208,13 @@ pub fn run_until(
             .name(format!("bridge-worker-{index}"))
             .spawn(move || async_io::block_on(executor.run(stop.recv())))?;
     }
-    let result = async_io::block_on(executor.run(serve(args, executor.clone(), stop)));
+    // `serve` (its listeners, signals and accept loops) is a task of its own,
+    // polled only when one of them wakes it: as the top-level future of the
+    // main thread it would be polled, with a syscall per listener, every time
+    // the executor woke the main thread to answer a call.
+    let main_tasks = async_executor::LocalExecutor::new();
+    let serving = main_tasks.spawn(serve(args, executor.clone(), stop));
+    let result = async_io::block_on(executor.run(main_tasks.run(serving)));
     workers_done.close();
     result
 }

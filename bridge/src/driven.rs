@@ -8,7 +8,10 @@
 //! that thread to the bridge's. Every connection the daemon makes is built
 //! with `internal_executor(false)` instead, and [`drive`] runs its tasks as
 //! one task on the bridge's executor: the daemon's thread count no longer
-//! depends on how many applications and clients it serves.
+//! depends on how many applications and clients it serves. The task
+//! answering a connection's calls runs those zbus tasks as well while it
+//! waits for a call ([`next_message`]), so the thread that reads a call
+//! answers it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -37,6 +40,36 @@ pub fn drive(conn: &zbus::Connection, executor: &Executor<'static>) {
             }
         })
         .detach();
+}
+
+/// The next message of `stream`, running `tasks` (its connection's zbus
+/// tasks, the socket reader among them) while it waits.
+///
+/// The task answering a connection's calls thereby reads them itself: the
+/// message the socket reader decodes is answered in the same poll, on the
+/// same thread, instead of waking the answering task through the executor's
+/// queue, which hands it to whichever sleeping worker the executor wakes
+/// (measured in docs/benchmarks.md, "One executor"). The connection's
+/// [`drive`] task keeps running too, for the connection's other work and
+/// while no call is awaited.
+pub async fn next_message(
+    stream: &mut zbus::MessageStream,
+    tasks: &zbus::Executor<'static>,
+) -> Option<zbus::Result<zbus::Message>> {
+    use futures::StreamExt;
+    let mut ticks = 0;
+    loop {
+        let tick = std::pin::pin!(tasks.tick());
+        match futures::future::select(stream.next(), tick).await {
+            futures::future::Either::Left((message, _)) => return message,
+            futures::future::Either::Right(((), _)) => {
+                ticks += 1;
+                if ticks % TICKS_BEFORE_YIELD == 0 {
+                    YieldNow(false).await;
+                }
+            }
+        }
+    }
 }
 
 /// A session-bus connection driven by `executor`.

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use accesskit::{NodeId, Role, TreeUpdate};
-use newton_atspi_shim::{handle_call, AppContext, HostFacts};
+use newton_atspi_shim::{handle_call, AppContext, DerivedModels, HostFacts};
 use newton_cache::{AppReplica, Limits};
 use newton_push_protocol::{AppInfo, Geometry, RecordedLine, SenderMessage, SurfaceId};
 use serde::de::DeserializeOwned;
@@ -81,6 +81,8 @@ pub struct Subject {
     pub name: String,
     pub replica: AppReplica,
     pub info: AppInfo,
+    /// Kept text models and grids, as the daemon keeps per application.
+    pub models: DerivedModels,
     /// Exposed nodes: (surface, node id).
     pub exposed: Vec<(u32, u64)>,
     /// Nodes that exist but are not exposed (text runs, hidden nodes).
@@ -96,6 +98,7 @@ impl Subject {
             desktop: Some(DESKTOP),
             app_id: 3,
             host: &HOST,
+            models: &self.models,
         }
     }
 
@@ -119,6 +122,7 @@ impl Subject {
             name,
             replica,
             info,
+            models: DerivedModels::new(),
             exposed,
             unexposed,
         }

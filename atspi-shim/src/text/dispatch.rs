@@ -79,9 +79,9 @@ pub(crate) struct Env<'a> {
     pub unique_name: &'a str,
     pub surface: SurfaceId,
     pub geometry: Geometry,
-    /// The surface's replica generation, which keys the text-model cache;
+    /// Where the surface state's text models are kept (`crate::derived`);
     /// `None` builds the model afresh.
-    pub generation: Option<u64>,
+    pub models: Option<ModelsAt<'a>>,
 }
 
 impl<'a> Env<'a> {
@@ -90,7 +90,7 @@ impl<'a> Env<'a> {
             unique_name: ctx.app.unique_name,
             surface: ctx.surface.id(),
             geometry: ctx.surface.geometry(),
-            generation: Some(ctx.surface.generation()),
+            models: Some(ctx.models()),
         }
     }
 }
@@ -161,9 +161,9 @@ pub(crate) fn handle(
     handle_on(TextOn { env: *env, node }, member, call)
 }
 
-/// The node's text model (cached per surface generation when known).
+/// The node's text model (kept per surface state when known).
 fn model(on: TextOn) -> Result<TextModel, CallError> {
-    require_model(on.env.generation, on.node)
+    require_model(on.env.models, on.node)
 }
 
 fn character_count(on: TextOn) -> Result<i32, CallError> {
@@ -360,19 +360,19 @@ fn scroll_substring_to_point(
     Ok(with_action(action))
 }
 
-/// `node`'s text model, from the cache when the surface generation is known.
-pub(crate) fn model_at(generation: Option<u64>, node: NodeRef) -> Option<TextModel> {
-    match generation {
-        Some(generation) => TextModel::cached(node, generation),
+/// `node`'s text model, from the surface state's kept models when given.
+pub(crate) fn model_at<'a>(models: Option<ModelsAt>, node: NodeRef<'a>) -> Option<TextModel<'a>> {
+    match models {
+        Some(models) => TextModel::cached(node, models),
         None => TextModel::of(node),
     }
 }
 
-pub(crate) fn require_model(
-    generation: Option<u64>,
-    node: NodeRef,
-) -> Result<TextModel, CallError> {
-    model_at(generation, node).ok_or_else(|| {
+pub(crate) fn require_model<'a>(
+    models: Option<ModelsAt>,
+    node: NodeRef<'a>,
+) -> Result<TextModel<'a>, CallError> {
+    model_at(models, node).ok_or_else(|| {
         CallError::NotSupported(format!(
             "this {:?} node has no text; query Text only on objects that list {INTERFACE}",
             node.role()

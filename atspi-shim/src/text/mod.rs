@@ -57,6 +57,7 @@ use zvariant::OwnedValue;
 
 use crate::budgets::bounded_text;
 use crate::coords::{self, CoordType};
+use crate::derived::ModelsAt;
 #[cfg(test)]
 use crate::Handled;
 use crate::{CallError, NodeCtx};

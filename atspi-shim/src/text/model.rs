@@ -29,16 +29,6 @@ impl std::ops::Deref for TextModel<'_> {
     }
 }
 
-/// A cached model's key: the surface generation and the text's node.
-pub(crate) type ModelKey = (u64, NodeId);
-
-thread_local! {
-    /// The text model built last on this thread, with its key: Orca asks
-    /// many questions of one text between two commits.
-    pub(crate) static LAST_MODEL: std::cell::RefCell<Option<(ModelKey, Arc<TextData>)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
 /// The node-independent part of a [`TextModel`]: owned, so it can be kept
 /// between calls while the surface does not change (building it is
 /// O(whole text), and Orca asks many questions of one text in a row).
@@ -226,24 +216,18 @@ impl<'a> TextModel<'a> {
         }
     }
 
-    /// The model of `node`'s text at replica `generation`, reusing the last
-    /// one this thread built when neither changed. Generations are unique
-    /// across surfaces and commits (see `SurfaceReplica::generation`), so a
-    /// hit is always the same tree state.
-    pub(crate) fn cached(node: NodeRef<'a>, generation: u64) -> Option<Self> {
-        let key = (generation, node.locate().0);
-        let hit = LAST_MODEL.with(|last| {
-            last.borrow()
-                .as_ref()
-                .filter(|(k, _)| *k == key)
-                .map(|(_, data)| Arc::clone(data))
-        });
-        if let Some(data) = hit {
-            return Some(TextModel { root: node, data });
-        }
-        let model = Self::of(node)?;
-        LAST_MODEL.with(|last| *last.borrow_mut() = Some((key, Arc::clone(&model.data))));
-        Some(model)
+    /// The model of `node`'s text in the surface state `models` stands for,
+    /// reusing the one kept there (by any thread) when the node's text was
+    /// modelled already (see `crate::derived`).
+    pub(crate) fn cached(node: NodeRef<'a>, models: ModelsAt<'_>) -> Option<Self> {
+        let data = models.text(node.locate().0, || Self::of(node).map(|model| model.data))?;
+        Some(TextModel { root: node, data })
+    }
+
+    /// The shared model itself (tests of the cache).
+    #[cfg(test)]
+    pub(crate) fn data(&self) -> &Arc<TextData> {
+        &self.data
     }
 
     /// The node of one of this text's runs.

@@ -19,7 +19,7 @@ pub(crate) const ENV: Env<'static> = Env {
     unique_name: ":1.42",
     surface: SurfaceId(7),
     geometry: GEOMETRY,
-    generation: None,
+    models: None,
 };
 
 /// A text run from its AccessKit characters.

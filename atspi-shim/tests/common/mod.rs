@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use accesskit::TreeUpdate;
-use newton_atspi_shim::{handle_call, AppContext, Handled, HostFacts};
+use newton_atspi_shim::{handle_call, AppContext, DerivedModels, Handled, HostFacts};
 use newton_cache::{AppReplica, ChangeSet, Limits};
 use newton_push_protocol::{AppInfo, RecordedLine, SenderMessage, SurfaceId};
 use serde::de::DeserializeOwned;
@@ -24,6 +24,8 @@ pub struct Harness {
     pub replica: AppReplica,
     pub info: AppInfo,
     pub app_id: i32,
+    /// Kept text models and grids, dropped after each change as the daemon does.
+    pub models: DerivedModels,
     pending: BTreeMap<SurfaceId, Vec<TreeUpdate>>,
     rest: VecDeque<RecordedLine>,
 }
@@ -40,6 +42,7 @@ impl Harness {
             replica: AppReplica::new(Limits::default()),
             info: hello.app,
             app_id: 0,
+            models: DerivedModels::new(),
             pending: BTreeMap::new(),
             rest,
         };
@@ -59,6 +62,7 @@ impl Harness {
                 toolkit_version: Some("1.0".to_owned()),
             },
             app_id: 0,
+            models: DerivedModels::new(),
             pending: BTreeMap::new(),
             rest: VecDeque::new(),
         };
@@ -130,6 +134,12 @@ impl Harness {
     }
 
     pub fn apply(&mut self, message: SenderMessage) -> Vec<ChangeSet> {
+        let changes = self.apply_to_replica(message);
+        self.models.retain_current(&self.replica);
+        changes
+    }
+
+    fn apply_to_replica(&mut self, message: SenderMessage) -> Vec<ChangeSet> {
         match message {
             SenderMessage::CreateSurface { surface, title } => {
                 self.replica
@@ -166,9 +176,12 @@ impl Harness {
 
     /// Commits one update on surface 1 directly.
     pub fn commit(&mut self, update: TreeUpdate) -> ChangeSet {
-        self.replica
+        let changes = self
+            .replica
             .commit(SurfaceId(1), vec![update], 0)
-            .expect("commit accepted")
+            .expect("commit accepted");
+        self.models.retain_current(&self.replica);
+        changes
     }
 
     pub fn ctx(&self) -> AppContext<'_> {
@@ -179,6 +192,7 @@ impl Harness {
             desktop: Some(DESKTOP),
             app_id: self.app_id,
             host: &HOST,
+            models: &self.models,
         }
     }
 
