@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use accesskit::{NodeId, Role, TreeId, TreeUpdate};
 use newton_e2e::{
-    check_golden, fixture, orca_golden, orca_tests_skipped, Bridge, Orca, OrcaSpeech,
+    check_golden, fixture, orca_golden, orca_tests_skipped, Bridge, Orca, OrcaSpeech, OrcaVersion,
     SessionOptions, TestSession,
 };
 use newton_producer::Sender;
@@ -266,10 +266,21 @@ fn assert_said_in_order(speech: &OrcaSpeech, expected: &[&str]) {
     }
 }
 
+/// The major version of the Orca under test (43 on the host, 48 from `NEWTON_ORCA_ROOT`).
+fn orca_major() -> u32 {
+    OrcaVersion::current().expect("which Orca runs").major()
+}
+
 fn check_reference(golden: &str, speech: &OrcaSpeech) {
+    let mut said = speech.utterances.clone();
+    // Orca 48.1 does not always get to say "Screen reader off." when the harness stops it (its
+    // log then ends with the last step's speech), so its references end before it.
+    if orca_major() >= 48 && said.last().is_some_and(|u| u == "Screen reader off.") {
+        said.pop();
+    }
     if let Err(e) = check_golden(
         &orca_golden(&format!("collection/{golden}")).expect("Orca version"),
-        &json!(speech.utterances),
+        &json!(said),
     ) {
         panic!("{e}");
     }
@@ -339,44 +350,81 @@ fn orca_reads_cells_of_grid_small_with_headers() {
             Step::Key("KP_Enter", true),
         ],
     );
-    assert_said_in_order(
-        &speech,
-        &[
-            "table with 6 rows 5 columns",
-            // Focus on Ada's Math score: Orca 43.1 reads the whole row of a GUI table.
-            "Ada.",
-            "80.",
-            "93.",
-            "65.",
-            "78.",
-            // Same row, next column: the column header, then the cell.
-            "Science column header 93.",
-            // Where Am I: the row and column headers, the role and the cell, then its position
-            // in the full layout (fixtures/gen/src/table.rs: row 0 and column 0 are headers, so
-            // Ada's Science score is row 1, column 2, 0-based). Orca 43.1
-            // (speech_generator.py `_generateColumnAndRow`) finds it through the cell's
-            // `table-cell-index` attribute and Table.GetRowAtIndex/GetColumnAtIndex; without
-            // the attribute it would use GetIndexInParent (the column, as cells live in rows)
-            // and say "row 1 of 6".
-            "Science.",
-            "Ada.",
-            "93.",
-            "column 3 of 5 row 2 of 6.",
-            // A new row is read whole again (only the first frame is sent: 72, not "100").
-            "Grace.",
-            "87.",
-            "100.",
-            "72.",
-            "85.",
-            "Edsger.",
-            "99.",
-            "Music.",
-            "Edsger.",
-            "99.",
-            // Edsger's Music score: row 4, column 4 (0-based) of the full layout.
-            "column 5 of 5 row 5 of 6.",
-        ],
-    );
+    match orca_major() {
+        major if major < 48 => assert_said_in_order(
+            &speech,
+            &[
+                "table with 6 rows 5 columns",
+                // Focus on Ada's Math score: Orca 43.1 reads the whole row of a GUI table.
+                "Ada.",
+                "80.",
+                "93.",
+                "65.",
+                "78.",
+                // Same row, next column: the column header, then the cell.
+                "Science column header 93.",
+                // Where Am I: the row and column headers, the role and the cell, then its
+                // position in the full layout (fixtures/gen/src/table.rs: row 0 and column 0
+                // are headers, so Ada's Science score is row 1, column 2, 0-based). Orca 43.1
+                // (speech_generator.py `_generateColumnAndRow`) finds it through the cell's
+                // `table-cell-index` attribute and Table.GetRowAtIndex/GetColumnAtIndex;
+                // without the attribute it would use GetIndexInParent (the column, as cells
+                // live in rows) and say "row 1 of 6".
+                "Science.",
+                "Ada.",
+                "93.",
+                "column 3 of 5 row 2 of 6.",
+                // A new row is read whole again (only the first frame is sent: 72, not "100").
+                "Grace.",
+                "87.",
+                "100.",
+                "72.",
+                "85.",
+                "Edsger.",
+                "99.",
+                "Music.",
+                "Edsger.",
+                "99.",
+                // Edsger's Music score: row 4, column 4 (0-based) of the full layout.
+                "column 5 of 5 row 5 of 6.",
+            ],
+        ),
+        // Orca 48.1 words the same table differently, for any toolkit (docs/compat.md, "Two
+        // Orcas"): entering the table it builds "table with 6 rows 5 columns" as the cell's
+        // ancestor context but reads the focused cell as its whole row instead of speaking it;
+        // Where Am I says the cell, then the column header with the cell, then the position,
+        // and no row header: its speech generator speaks a row header only when the row
+        // changed since the previous object (`_generate_table_cell_row_header`, `newOnly`).
+        _ => assert_said_in_order(
+            &speech,
+            &[
+                "Ada.",
+                "80.",
+                "93.",
+                "65.",
+                "78.",
+                "Science column header 93.",
+                // Where Am I on Ada's Science score: row 1, column 2 (0-based), found through
+                // the cell's `table-cell-index` attribute as under 43.1.
+                "93.",
+                "Science 93.",
+                "column 3 of 5 row 2 of 6",
+                // A new row: read whole, as under 43.1.
+                "Grace.",
+                "87.",
+                "100.",
+                "72.",
+                "85.",
+                "Edsger.",
+                "60.",
+                "73.",
+                "86.",
+                "99.",
+                "Music 99.",
+                "column 5 of 5 row 5 of 6",
+            ],
+        ),
+    }
     check_reference("orca-grid-small.json", &speech);
 }
 
