@@ -67,7 +67,7 @@ impl App {
         let mut lines = lines;
         if let Producer::WebEngine(toolkit) = producer {
             hello.app.toolkit_name = Some(toolkit.to_owned());
-            page_root_as_web_engine_sends_it(&mut lines);
+            as_web_engine_sends_it(&mut lines);
         }
         let sender = Sender::connect(socket, hello).expect("connect to the bridge");
         let mut app = App {
@@ -177,23 +177,53 @@ enum Producer {
     WebEngine(&'static str),
 }
 
-/// A web engine's page root is AccessKit's `RootWebArea` (Chromium's root role; the bridge, as
-/// accesskit_unix, exposes it as `document web`), not the generic `Document` the fixture's
-/// generator gives doc-small (`document frame`). Orca 43.1's web script took either for the page
-/// (scripts/web/script_utilities.py `isDocument`: document frame, document web, embedded);
-/// Orca 48.1's takes only document web and embedded (`isDocument(obj, excludeDocumentFrame=True)`),
-/// so with the fixture's role it finds no document around the caret, keeps structural
-/// navigation suspended ("in document content: False") and H, K and T only echo.
-fn page_root_as_web_engine_sends_it(lines: &mut [RecordedLine]) {
+/// What a web engine pushes that the fixture's generator does not give doc-small: the page root
+/// as AccessKit's `RootWebArea` and each element's HTML tag.
+///
+/// * The root: `RootWebArea` is Chromium's root role; the bridge, as accesskit_unix, exposes it as
+///   `document web`, the fixture's generic `Document` as `document frame`. Orca 43.1's web script
+///   took either for the page (scripts/web/script_utilities.py `isDocument`: document frame,
+///   document web, embedded); Orca 48.1's takes only document web and embedded
+///   (`isDocument(obj, excludeDocumentFrame=True)`), so with the fixture's role it finds no
+///   document around the caret, keeps structural navigation suspended ("in document content:
+///   False") and H, K and T only echo.
+/// * The tags (`html_tag`, exposed as the `tag` object attribute, as Chromium and Gecko do):
+///   Orca 48.1's web script places its caret only in web elements, objects with a `tag`
+///   attribute (`_canHaveCaretContext` → `AXUtilities.is_web_element`); without tags every
+///   object is a "non-element", and browse-mode line navigation (Down) finds nothing.
+fn as_web_engine_sends_it(lines: &mut [RecordedLine]) {
     for message in lines.iter_mut().filter_map(|l| l.message.as_mut()) {
         if let SenderMessage::Update { update, .. } = message {
             for (_, node) in &mut update.nodes {
                 if node.role() == Role::Document {
                     node.set_role(Role::RootWebArea);
                 }
+                if let Some(tag) = html_tag(node) {
+                    node.set_html_tag(tag);
+                }
             }
         }
     }
+}
+
+/// The HTML element a web engine would have made `node` from (doc-small's roles).
+fn html_tag(node: &accesskit::Node) -> Option<String> {
+    let tag = match node.role() {
+        Role::Heading => return Some(format!("h{}", node.level().unwrap_or(2))),
+        Role::Paragraph => "p",
+        Role::Link => "a",
+        Role::List => "ul",
+        Role::ListItem => "li",
+        Role::Form => "form",
+        Role::TextInput | Role::CheckBox => "input",
+        Role::Button => "button",
+        Role::Table => "table",
+        Role::Row => "tr",
+        Role::Cell => "td",
+        Role::ColumnHeader | Role::RowHeader => "th",
+        _ => return None,
+    };
+    Some(tag.to_owned())
 }
 
 /// One thing the test does, then waits for Orca to settle.
@@ -514,27 +544,57 @@ fn orca_web_script_navigates_table_cells_chromium() {
             Step::Key("shift+alt+Up", true),
         ],
     );
+    if orca_major() < 48 {
+        assert_said_in_order(
+            &speech,
+            &[
+                "AccessKit link.",
+                "t ",
+                // T: the next table, its size, then its first cell.
+                "table with 4 rows 2 columns",
+                "Name table column header.",
+                // Down: the next line, the first data row.
+                "Orca.",
+                "Screen reader.",
+                // Alt+Shift+Right: new column, so its header first.
+                "Role",
+                "Screen reader.",
+                // Alt+Shift+Down: same column, next row.
+                "Accessibility bus.",
+                // Alt+Shift+Left: back to the first column.
+                "Name",
+                "AT-SPI.",
+                // Alt+Shift+Up.
+                "Orca.",
+            ],
+        );
+        return;
+    }
+    // Orca 48.1: the same moves, each cell with its header when the column changed and its
+    // position in the table (the header row is row 1). Orca 48.1 also counts the bridge's
+    // TABLE_COLUMN_HEADER header cells as cells, so navigation could start on the header.
     assert_said_in_order(
         &speech,
         &[
             "AccessKit link.",
-            "t ",
-            // T: the next table, its size, then its first cell.
+            "t",
             "table with 4 rows 2 columns",
             "Name table column header.",
-            // Down: the next line, the first data row.
-            "Orca.",
-            "Screen reader.",
-            // Alt+Shift+Right: new column, so its header first.
-            "Role",
-            "Screen reader.",
+            // Down: the first data row, read whole with its headers.
+            "Name column header Orca.",
+            "Role column header Screen reader.",
+            // Alt+Shift+Right (Orca 48.1 echoes the modifiers, Alt as "left meta" here).
+            "Role column header Screen reader.",
+            "Row 2, column 2.",
             // Alt+Shift+Down: same column, next row.
             "Accessibility bus.",
-            // Alt+Shift+Left: back to the first column.
-            "Name",
-            "AT-SPI.",
+            "Row 3, column 2.",
+            // Alt+Shift+Left: back to the first column, its header first.
+            "Name column header AT-SPI.",
+            "Row 3, column 1.",
             // Alt+Shift+Up.
             "Orca.",
+            "Row 2, column 1.",
         ],
     );
 }
