@@ -36,7 +36,8 @@
 //! before they start their sessions); NEWTON_E2E_SKIP_ORCA=1 skips them (loudly).
 //! NEWTON_UPDATE_GOLDENS=1 rewrites the reference lists in tests/golden/parity/ from each run
 //! instead of comparing them (review the diff; refused under CI). NEWTON_SPEECH_KEEP=1 keeps each session's directory
-//! (Orca's debug log `orca-debug.out`, the applications' logs).
+//! (Orca's debug log `orca-debug.out`, the applications' logs). NEWTON_SPEECH_FIRST=bridged starts
+//! run 1 with the bridged side (default: legacy).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -55,6 +56,16 @@ use newton_e2e::{
 
 /// How long the legacy reference may take to answer one stdin command.
 const LEGACY_LINE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The side run 1 starts with: the legacy side, unless `NEWTON_SPEECH_FIRST=bridged` (to
+/// reproduce something a rerun showed in that order; the reruns then swap as usual).
+fn first_side() -> Side {
+    match std::env::var("NEWTON_SPEECH_FIRST").as_deref() {
+        Ok("bridged") => Side::Bridged,
+        Ok("legacy") | Err(_) => Side::Legacy,
+        Ok(other) => panic!("NEWTON_SPEECH_FIRST={other:?}: use legacy or bridged"),
+    }
+}
 
 /// Which application Orca listens to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
@@ -1385,7 +1396,8 @@ fn check_parity(make: fn() -> Scenario) {
         );
     }
     let mut excused = vec![0; scenario.allowed.len()];
-    let run = run_fixture(&scenario, Side::Legacy);
+    let order = first_side();
+    let run = run_fixture(&scenario, order);
     report_run(&scenario, 1, &run);
     let mut first = problems(&scenario, &run, &mut excused);
     // An entry Orca's timing left unused in one run gets the two further runs too; unused in
@@ -1401,19 +1413,20 @@ fn check_parity(make: fn() -> Scenario) {
     if first.is_empty() {
         summary_note(
             "speech parity",
-            &format!("{}: run 1 (legacy first) passed", scenario.name),
+            &format!("{}: run 1 ({order:?} first) passed", scenario.name),
         );
     } else {
         summary_note(
             "speech parity rerun",
             &format!(
-                "{}: run 1 (legacy first) did not pass; running it twice more (bridged first, \
-                 then legacy first), both must pass:\n{}",
+                "{}: run 1 ({order:?} first) did not pass; running it twice more ({:?} first, \
+                 then {order:?} first), both must pass:\n{}",
                 scenario.name,
+                order.other(),
                 first.join("\n")
             ),
         );
-        for (number, order) in [(2, Side::Bridged), (3, Side::Legacy)] {
+        for (number, order) in [(2, order.other()), (3, order)] {
             let again = run_fixture(&scenario, order);
             report_run(&scenario, number, &again);
             let found = problems(&scenario, &again, &mut excused);
