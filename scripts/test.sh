@@ -89,9 +89,13 @@ else
   orca48_root_s=$((SECONDS - orca48_start))
   NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
     --test orca_bridge --test bridge_orca --test live_app
-  # Speech parity under Orca 48.1: the two fixtures reviewed under it (tests/README.md "Orca 48").
+  # Structural navigation and speech parity under Orca 48.1: the tests and fixtures reviewed under
+  # it that fit the pass's time (tests/README.md "Orca 48").
   NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
-    --test speech_parity -- --exact speech_parity_doc_small speech_parity_grid_small
+    --test orca_structural -- --exact orca_reads_cells_of_grid_small_with_headers \
+    orca_web_script_navigates_table_cells_chromium
+  NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
+    --test speech_parity -- --exact speech_parity_doc_small speech_parity_grid_small speech_parity_basic
   echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s, tests ran in $((SECONDS - orca48_start - orca48_root_s)) s" \
     | tee -a "$NEWTON_TEST_SUMMARY"
 fi

@@ -36,7 +36,8 @@
 //! before they start their sessions); NEWTON_E2E_SKIP_ORCA=1 skips them (loudly).
 //! NEWTON_UPDATE_GOLDENS=1 rewrites the reference lists in tests/golden/parity/ from each run
 //! instead of comparing them (review the diff; refused under CI). NEWTON_SPEECH_KEEP=1 keeps each session's directory
-//! (Orca's debug log `orca-debug.out`, the applications' logs).
+//! (Orca's debug log `orca-debug.out`, the applications' logs). NEWTON_SPEECH_FIRST=bridged starts
+//! run 1 with the bridged side (default: legacy).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -55,6 +56,16 @@ use newton_e2e::{
 
 /// How long the legacy reference may take to answer one stdin command.
 const LEGACY_LINE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The side run 1 starts with: the legacy side, unless `NEWTON_SPEECH_FIRST=bridged` (to
+/// reproduce something a rerun showed in that order; the reruns then swap as usual).
+fn first_side() -> Side {
+    match std::env::var("NEWTON_SPEECH_FIRST").as_deref() {
+        Ok("bridged") => Side::Bridged,
+        Ok("legacy") | Err(_) => Side::Legacy,
+        Ok(other) => panic!("NEWTON_SPEECH_FIRST={other:?}: use legacy or bridged"),
+    }
+}
 
 /// Which application Orca listens to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
@@ -928,6 +939,17 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
             )
         });
         side_seconds.insert(side, side_started.elapsed().as_secs_f64());
+        if side == first {
+            let waited = wait_until_orca_forgets_dead_objects(&orca);
+            if waited > Duration::from_secs(1) {
+                eprintln!(
+                    "{}: waited {:.1} s for Orca to clear its known-dead objects before the {:?} side",
+                    scenario.name,
+                    waited.as_secs_f64(),
+                    side.other()
+                );
+            }
+        }
     }
     mark(None, "orca stop".into());
     let speech = orca
@@ -988,6 +1010,42 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
         seconds: started.elapsed().as_secs_f64(),
         steps_seconds: steps_started.elapsed().as_secs_f64(),
     }
+}
+
+/// Orca 48.1 remembers objects it found dead (an application that left, its focused object) in
+/// `AXObject.KNOWN_DEAD`, keyed by `hash(obj)` of the Python wrapper — its address — and forgets
+/// them only when a thread clears the table every 60 s (ax_object.py `_clear_stored_data`). The
+/// first side's wrappers are freed when its application leaves, and the next application's
+/// wrappers reuse their addresses: Orca then takes a live object of the second side for dead
+/// and ignores its events ("EVENT MANAGER: Ignoring defunct object: [DEAD]") until the next
+/// clear. Seen under 48.1 as basic's legacy side silent until step 6 (bridged side first) and
+/// grid-10k's bridged Down ignored (legacy side first). Any application started within 60 s of
+/// another one leaving meets it; the test does not compare that Orca bug. When Orca marked
+/// anything dead since its last clear, this waits (at most 65 s) for the next clear, read from
+/// Orca's debug log; Orca 43.1 keeps no such table and never waits here. Returns the time waited.
+fn wait_until_orca_forgets_dead_objects(orca: &Orca) -> Duration {
+    const ADDED: &str = "AXObject: Adding to known dead objects";
+    const CLEARED: &str = "AXObject: Clearing local cache.";
+    let started = Instant::now();
+    let log = |orca: &Orca| {
+        std::fs::read(&orca.debug_file)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_else(|e| panic!("read Orca's debug file: {e}"))
+    };
+    let text = log(orca);
+    let clears = text.matches(CLEARED).count();
+    let since_clear = text.rfind(CLEARED).map_or(&text[..], |at| &text[at..]);
+    if !since_clear.contains(ADDED) {
+        return started.elapsed();
+    }
+    while log(orca).matches(CLEARED).count() == clears {
+        assert!(
+            started.elapsed() < Duration::from_secs(65),
+            "Orca did not clear its known-dead objects within 65 s (its 60 s cache thread)"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    started.elapsed()
 }
 
 /// Orca's time stamps are local time; the difference from UTC is a whole number of quarter
@@ -1385,7 +1443,8 @@ fn check_parity(make: fn() -> Scenario) {
         );
     }
     let mut excused = vec![0; scenario.allowed.len()];
-    let run = run_fixture(&scenario, Side::Legacy);
+    let order = first_side();
+    let run = run_fixture(&scenario, order);
     report_run(&scenario, 1, &run);
     let mut first = problems(&scenario, &run, &mut excused);
     // An entry Orca's timing left unused in one run gets the two further runs too; unused in
@@ -1401,19 +1460,20 @@ fn check_parity(make: fn() -> Scenario) {
     if first.is_empty() {
         summary_note(
             "speech parity",
-            &format!("{}: run 1 (legacy first) passed", scenario.name),
+            &format!("{}: run 1 ({order:?} first) passed", scenario.name),
         );
     } else {
         summary_note(
             "speech parity rerun",
             &format!(
-                "{}: run 1 (legacy first) did not pass; running it twice more (bridged first, \
-                 then legacy first), both must pass:\n{}",
+                "{}: run 1 ({order:?} first) did not pass; running it twice more ({:?} first, \
+                 then {order:?} first), both must pass:\n{}",
                 scenario.name,
+                order.other(),
                 first.join("\n")
             ),
         );
-        for (number, order) in [(2, Side::Bridged), (3, Side::Legacy)] {
+        for (number, order) in [(2, order.other()), (3, order)] {
             let again = run_fixture(&scenario, order);
             report_run(&scenario, number, &again);
             let found = problems(&scenario, &again, &mut excused);
