@@ -146,6 +146,25 @@ struct Args {
     costly_calls: Option<usize>,
 }
 
+impl Args {
+    /// The sizes `--smoke` picks, else the full ones.
+    fn config(&self) -> Config {
+        if self.smoke {
+            Config::smoke()
+        } else {
+            Config::full()
+        }
+    }
+
+    /// `<out>/fixtures`, created: where every mode writes the streams it replays.
+    fn fixtures_dir(&self) -> Result<PathBuf> {
+        let files = self.out.join("fixtures");
+        std::fs::create_dir_all(&files)
+            .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+        Ok(files)
+    }
+}
+
 /// Up to three numbers after a flag (the next flag ends them), over `defaults`.
 fn numbers_after(
     it: &mut std::iter::Peekable<impl Iterator<Item = String>>,
@@ -320,9 +339,7 @@ fn step(started: Instant, what: &str) {
 fn run(args: Args) -> Result<()> {
     let started = Instant::now();
     if let Some((rounds, apps, nodes)) = args.memory_check {
-        let files = args.out.join("fixtures");
-        std::fs::create_dir_all(&files)
-            .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+        let files = args.fixtures_dir()?;
         let result = rounds::check(files, rounds, apps, nodes);
         let line = match &result {
             Ok(r) => rounds::check_line(r),
@@ -334,9 +351,7 @@ fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     if let Some((rounds, apps, nodes)) = args.memory_rounds {
-        let files = args.out.join("fixtures");
-        std::fs::create_dir_all(&files)
-            .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+        let files = args.fixtures_dir()?;
         let results = rounds::run(files, rounds, apps, nodes)?;
         let json = serde_json::to_string_pretty(&results)
             .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
@@ -348,14 +363,8 @@ fn run(args: Args) -> Result<()> {
         step(started, "memory rounds done");
         return Ok(());
     }
-    let config = if args.smoke {
-        Config::smoke()
-    } else {
-        Config::full()
-    };
-    let files = args.out.join("fixtures");
-    std::fs::create_dir_all(&files)
-        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let config = args.config();
+    let files = args.fixtures_dir()?;
     let mut results = Results::new(&config);
     let mut world = World::start(files.clone())?;
     step(
@@ -412,9 +421,7 @@ fn run_fairness_only(args: &Args) -> Result<()> {
     } else {
         (998, 10, 400)
     };
-    let files = args.out.join("fixtures");
-    std::fs::create_dir_all(&files)
-        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let files = args.fixtures_dir()?;
     let world = world::World::start(files)?;
     let result = fairness::measure(&world, items, phases, queries)?;
     let json = serde_json::to_string_pretty(&result)
@@ -430,9 +437,7 @@ fn run_fairness_only(args: &Args) -> Result<()> {
 /// `update-cost.json` in the output directory.
 fn run_update_cost(args: &Args) -> Result<()> {
     let (items, calls) = if args.smoke { (98, 200) } else { (998, 2_000) };
-    let files = args.out.join("fixtures");
-    std::fs::create_dir_all(&files)
-        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let files = args.fixtures_dir()?;
     let cost = update_cost::measure(files, items, calls)?;
     let json = serde_json::to_string_pretty(&cost)
         .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
@@ -448,9 +453,7 @@ fn run_update_cost(args: &Args) -> Result<()> {
 /// `key-latency.json` in the output directory.
 fn run_key_latency(args: &Args) -> Result<()> {
     let (blocks, per_block) = if args.smoke { (2, 10) } else { (10, 50) };
-    let files = args.out.join("fixtures");
-    std::fs::create_dir_all(&files)
-        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let files = args.fixtures_dir()?;
     let latency = keys::measure(files, blocks, per_block)?;
     let json = serde_json::to_string_pretty(&latency)
         .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
@@ -484,9 +487,7 @@ fn run_costly_calls(out: &std::path::Path, nodes: usize, smoke: bool) -> Result<
 /// `--threads-only`: thread counts and Ping comparisons, the table on stdout and
 /// `threads.json` in the output directory.
 fn run_threads_only(args: &Args) -> Result<()> {
-    let files = args.out.join("fixtures");
-    std::fs::create_dir_all(&files)
-        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let files = args.fixtures_dir()?;
     let builds = threads::run(files, args.smoke)?;
     let json = serde_json::to_string_pretty(&builds)
         .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
@@ -499,11 +500,7 @@ fn run_threads_only(args: &Args) -> Result<()> {
 
 /// `--restart-only`: the restart benchmark alone, its table on stdout.
 fn run_restart_only(args: &Args) -> Result<()> {
-    let config = if args.smoke {
-        Config::smoke()
-    } else {
-        Config::full()
-    };
+    let config = args.config();
     let mut results = Results::new(&config);
     let (items, rounds) = restart_size(&config);
     results.restart = restart::measure(items, rounds)?;
@@ -515,14 +512,8 @@ fn run_restart_only(args: &Args) -> Result<()> {
 /// in the output directory.
 fn run_orca_only(args: &Args) -> Result<()> {
     let started = Instant::now();
-    let config = if args.smoke {
-        Config::smoke()
-    } else {
-        Config::full()
-    };
-    let files = args.out.join("fixtures");
-    std::fs::create_dir_all(&files)
-        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
+    let config = args.config();
+    let files = args.fixtures_dir()?;
     let mut results = Results::new(&config);
     let mut world = World::start(files)?;
     run_orca(&mut world, &config, &mut results, started)?;
