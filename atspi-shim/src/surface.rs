@@ -8,7 +8,7 @@
 //! signatures, so a declaration cannot disagree with what the handler
 //! decodes or answers) and a typed handler:
 //!
-//! ```ignore
+//! ```text
 //! declare_interface! {
 //!     pub(crate) static ACTION = "org.a11y.atspi.Action", on node {
 //!         fn DoAction(index: i32) -> (success: bool) = do_action, acting;
