@@ -574,15 +574,15 @@ fn orca_web_script_navigates_table_cells_chromium() {
         return;
     }
     // Orca 48.1: the same moves, each cell with its header when the column changed and its
-    // position in the table (the header row is row 1). On the header T lands on it says only
-    // "column header.", not asserted: it reads a COLUMN_HEADER as a text block, from its Text,
-    // and header cells have no Text yet (docs/compat.md, "Two Orcas").
+    // position in the table (the header row is row 1). It reads a COLUMN_HEADER as a text block,
+    // from its Text: header cells carry their name as Text (docs/compat.md, "Two Orcas").
     assert_said_in_order(
         &speech,
         &[
             "AccessKit link.",
             "t",
             "table with 4 rows 2 columns",
+            "Name column header.",
             // Down: the first data row, read whole with its headers.
             "Name column header Orca.",
             "Role column header Screen reader.",
@@ -652,22 +652,24 @@ fn orca_web_script_navigates_table_cells_from_a_header_chromium() {
         );
         return;
     }
-    // Orca 48.1 says each cell's position after it (the header row is row 1). On a header it says
-    // "column header." without the name, not asserted: it reads a COLUMN_HEADER as a text block,
-    // from its Text, and header cells have no Text yet (docs/compat.md, "Two Orcas"); the
-    // positions show where each key went.
+    // Orca 48.1 says each cell's position after it (the header row is row 1). It reads a
+    // COLUMN_HEADER as a text block, from its Text: header cells carry their name as Text
+    // (docs/compat.md, "Two Orcas").
     assert_said_in_order(
         &speech,
         &[
             "AccessKit link.",
             "t",
             "table with 4 rows 2 columns",
+            "Name column header.",
             // Alt+Shift+Down from the header.
             "Name column header Orca.",
             "Row 2, column 1.",
             // Alt+Shift+Up: the header.
+            "Name column header.",
             "Row 1, column 1.",
             // Alt+Shift+Right: the next header.
+            "Role column header.",
             "Row 1, column 2.",
             // Alt+Shift+Down.
             "Role column header Screen reader.",
