@@ -435,7 +435,10 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
                     Value::U32(roles::atspi_role(&ctx.node) as u32),
                 );
             }
-            Change::Name { .. } => name_changed(&ctx, out),
+            Change::Name { old, new } => {
+                name_changed(&ctx, out);
+                header_text_changed(&ctx, old, new, out);
+            }
             Change::Description { .. } => {
                 out.object(
                     path,
@@ -531,6 +534,27 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
     }
 }
 
+/// A header cell's Text is its name (`text::model::is_header_cell`), so a new
+/// name is also a text edit.
+fn header_text_changed(ctx: &NodeCtx, old: &Option<String>, new: &Option<String>, out: &mut Out) {
+    if !crate::text::is_header_cell(&ctx.node) {
+        return;
+    }
+    text_edited(ctx.path().as_str(), old, new, out);
+}
+
+/// text-changed delete and insert for a plain text (one without runs) that
+/// went from `old` to `new`.
+fn text_edited(path: &str, old: &Option<String>, new: &Option<String>, out: &mut Out) {
+    let edit = text_edit(old.as_deref().unwrap_or(""), new.as_deref().unwrap_or(""));
+    if let Some((start, removed)) = edit.deleted {
+        out.object_text(path, "delete", start, removed);
+    }
+    if let Some((start, inserted)) = edit.inserted {
+        out.object_text(path, "insert", start, inserted);
+    }
+}
+
 /// A string value changed: a Label's name, the text of a text node without
 /// runs (its text is its value), or else the accessible value.
 fn value_changed(
@@ -553,13 +577,7 @@ fn value_changed(
         return; // Change::Text carries the edit.
     }
     if ctx.node.is_text_input() || ctx.node.label_comes_from_value() {
-        let edit = text_edit(old.as_deref().unwrap_or(""), new.as_deref().unwrap_or(""));
-        if let Some((start, removed)) = edit.deleted {
-            out.object_text(path, "delete", start, removed);
-        }
-        if let Some((start, inserted)) = edit.inserted {
-            out.object_text(path, "insert", start, inserted);
-        }
+        text_edited(path, old, new, out);
     } else if ctx.node.numeric_value().is_none() {
         out.object(path, "PropertyChange", "accessible-value", 0, Value::I32(0));
     }

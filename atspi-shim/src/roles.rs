@@ -4,7 +4,7 @@
 //! EXTENDED objects); it is exposed as the `roledescription` attribute.
 //!
 //! Chosen for what Orca 43.1 says (its `formatting.py` and
-//! `speech_generator.py`), see docs/compat.md #24 and #25:
+//! `speech_generator.py`), see docs/compat.md #22, #24 and #25:
 //! - every `Window` is a FRAME, the surface's root and the windows inside it
 //!   (egui's "Settings", "Widget Gallery"). Orca names a FRAME ancestor when
 //!   focus enters it (its `ancestor` format falls back to the frame's
@@ -14,6 +14,12 @@
 //! - a `ColorWell` (a colour button) is a PUSH_BUTTON, as GTK's colour button
 //!   and accesskit_unix: Orca treats COLOR_CHOOSER as a chooser dialog and
 //!   speaks only its labelled-by label, never its name ("Color").
+//! - `ColumnHeader` / `RowHeader` are COLUMN_HEADER / ROW_HEADER, as
+//!   accesskit_unix, Gecko and Chromium, not GTK's TABLE_COLUMN_HEADER /
+//!   TABLE_ROW_HEADER: Orca 43.1's web script counts only TABLE_CELL,
+//!   COLUMN_HEADER and ROW_HEADER as table cells (structural_navigation.py
+//!   `getCellForObj`), so from a TABLE_COLUMN_HEADER Alt+Shift+arrows said
+//!   "Not in a table.".
 
 use accesskit::Role;
 use accesskit_consumer::NodeRef;
@@ -70,8 +76,8 @@ pub(crate) fn base_role(role: Role) -> AtspiRole {
         Role::PasswordInput => A::PasswordText,
         Role::Button | Role::DefaultButton => A::Button,
         Role::Switch => A::ToggleButton,
-        Role::RowHeader => A::TableRowHeader,
-        Role::ColumnHeader => A::TableColumnHeader,
+        Role::RowHeader => A::RowHeader,
+        Role::ColumnHeader => A::ColumnHeader,
         Role::RowGroup
         | Role::Group
         | Role::RadioGroup
@@ -228,6 +234,16 @@ mod tests {
     #[test]
     fn every_window_is_a_frame() {
         assert_eq!(base_role(Role::Window), AtspiRole::Frame);
+    }
+
+    /// Orca 43.1's table navigation counts a header as a cell only with
+    /// COLUMN_HEADER / ROW_HEADER (issue 17).
+    #[test]
+    fn headers_are_column_and_row_headers() {
+        assert_eq!(base_role(Role::ColumnHeader), AtspiRole::ColumnHeader);
+        assert_eq!(base_role(Role::RowHeader), AtspiRole::RowHeader);
+        assert_eq!(role_name(base_role(Role::ColumnHeader)), "column header");
+        assert_eq!(role_name(base_role(Role::RowHeader)), "row header");
     }
 
     /// Orca 43.1 says a COLOR_CHOOSER's label only, never its name.

@@ -399,6 +399,35 @@ fn label_value_renames_the_label_and_what_it_labels() {
 }
 
 #[test]
+fn renaming_a_header_cell_edits_its_text() {
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2)]);
+    let header = |name: &str| {
+        let mut n = Node::new(Role::ColumnHeader);
+        n.set_label(name);
+        n
+    };
+    let mut h = Harness::custom(full_tree(
+        vec![(NodeId(1), window), (NodeId(2), header("Name"))],
+        NodeId(1),
+    ));
+    let changes = h.commit(TreeUpdate {
+        nodes: vec![(NodeId(2), header("Names"))],
+        tree: None,
+        tree_id: TreeId::ROOT,
+        focus: NodeId(1),
+    });
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    assert!(events.iter().any(|e| e.3 == "accessible-name"));
+    let insert = events
+        .iter()
+        .position(|e| *e == ev(&node(2), "TextChanged", "insert", 4, 1))
+        .expect("the header's text grows by the inserted letter");
+    assert_eq!(any_data::<String>(&messages[insert]), "s");
+}
+
+#[test]
 fn windows_are_created_and_destroyed() {
     let mut h = Harness::from_stream(newton_fixtures::basic(), 0);
     let events = decode_events(&events_after(&mut h, 1));

@@ -189,10 +189,10 @@ def collection_queries(rec, app, root):
             matches(rule(col, states=[pyatspi.STATE_FOCUSABLE, pyatspi.STATE_CHECKABLE],
                          state_match=C.MATCH_ALL)))
     rec.run("getMatches roles NONE of PARAGRAPH, LIST_ITEM, TABLE_ROW, TABLE_CELL, "
-            "TABLE_COLUMN_HEADER, HEADING",
+            "COLUMN_HEADER, HEADING",
             matches(rule(col, roles=[pyatspi.ROLE_PARAGRAPH, pyatspi.ROLE_LIST_ITEM,
                                      pyatspi.ROLE_TABLE_ROW, pyatspi.ROLE_TABLE_CELL,
-                                     pyatspi.ROLE_TABLE_COLUMN_HEADER, pyatspi.ROLE_HEADING],
+                                     pyatspi.ROLE_COLUMN_HEADER, pyatspi.ROLE_HEADING],
                          role_match=C.MATCH_NONE)))
     rec.run("getMatches interface Text", matches(rule(col, interfaces=["Text"])))
     rec.run("getMatches interface action(click), role NONE of LINK",
@@ -351,9 +351,9 @@ def main():
                   % (opts.app, opts.timeout, "\n".join(outline(app))), file=sys.stderr)
             return 2
         col = table.queryCollection()
-        for label, role in (("ROW_HEADER", pyatspi.ROLE_TABLE_ROW_HEADER),
-                            ("COLUMN_HEADER", pyatspi.ROLE_TABLE_COLUMN_HEADER)):
-            rec.run("table getMatches role TABLE_%s" % label,
+        for label, role in (("ROW_HEADER", pyatspi.ROLE_ROW_HEADER),
+                            ("COLUMN_HEADER", pyatspi.ROLE_COLUMN_HEADER)):
+            rec.run("table getMatches role %s" % label,
                     lambda r=role: paths(col.getMatches(rule(col, roles=[r]),
                                                         C.SORT_ORDER_CANONICAL, 0, True)))
         rec.run("table getMatches attribute colindex:4 (TABLE_CELL)",

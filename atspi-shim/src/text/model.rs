@@ -93,7 +93,18 @@ pub(crate) fn plain_text_of(node: &NodeRef) -> Option<String> {
     if node.role() == Role::Label {
         return data.value().or_else(|| data.label()).map(str::to_string);
     }
+    if is_header_cell(node) {
+        return node.label();
+    }
     None
+}
+
+/// Column and row headers carry their name as Text, as a browser's header
+/// cells do: Orca 48.1 reads a COLUMN_HEADER / ROW_HEADER as a block of
+/// text and takes its words from Text alone (without it, "column header."
+/// with no name), while the name keeps Orca 43.1's wording.
+pub(crate) fn is_header_cell(node: &NodeRef) -> bool {
+    matches!(node.role(), Role::ColumnHeader | Role::RowHeader)
 }
 
 /// AccessKit's masking rule: mask unless every character is the same (the

@@ -768,3 +768,20 @@ fn no_offset_or_boundary_panics() {
         let _ = ask(n, "GetCharacterExtents", &(a, 2u32));
     }
 }
+
+#[test]
+fn header_cells_have_their_name_as_text() {
+    let mut root = Node::new(Role::Window);
+    root.set_children(vec![NodeId(1), NodeId(2), NodeId(3)]);
+    let mut column = Node::new(Role::ColumnHeader);
+    column.set_label("Name");
+    let mut row = Node::new(Role::RowHeader);
+    row.set_label("Ada");
+    let mut cell = Node::new(Role::Cell);
+    cell.set_label("93");
+    let tree = tree(vec![(0, root), (1, column), (2, row), (3, cell)]);
+    assert_eq!(text_of(&node(&tree, 1)), "Name");
+    assert_eq!(text_of(&node(&tree, 2)), "Ada");
+    // Data cells are read by name under both Orcas; they keep no Text.
+    assert!(!has_text(&node(&tree, 3)));
+}
