@@ -568,7 +568,7 @@ impl BridgedApp {
 
     /// Applies one commit and emits its events; a rejection is returned for
     /// the sender and leaves the replica as it was. A full tree is validated
-    /// and built off the lock (and off the executor threads), so queries keep
+    /// and built off the lock (and off the executor's thread), so queries keep
     /// being answered from the previous state while a big tree attaches.
     pub async fn commit(
         &self,

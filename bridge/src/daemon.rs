@@ -198,29 +198,20 @@ pub fn run_until(
 ) -> Result<(), Box<dyn Error>> {
     crate::memory::limit_arenas();
     let executor = Arc::new(Executor::new());
-    // Extra threads run the same executor so that one application's heavy
-    // work (a large commit, a big GetItems) never delays another's answers.
-    let (workers_done, workers_stop) = async_channel::bounded::<()>(1);
-    for index in 0..EXTRA_WORKER_THREADS {
-        let executor = executor.clone();
-        let stop = workers_stop.clone();
-        std::thread::Builder::new()
-            .name(format!("bridge-worker-{index}"))
-            .spawn(move || async_io::block_on(executor.run(stop.recv())))?;
-    }
+    // The main thread is the executor's only thread and drives async-io's
+    // reactor while idle: the thread whose `epoll_wait` sees a call is the one
+    // that reads and answers it, with no other thread woken. Work whose cost
+    // grows with a tree runs elsewhere (whole trees on `blocking`'s threads,
+    // `app.rs`; `GetItems`/`GetMatches*` on the heavy-call thread, `heavy.rs`).
+    //
     // `serve` (its listeners, signals and accept loops) is a task of its own,
     // polled only when one of them wakes it: as the top-level future of the
     // main thread it would be polled, with a syscall per listener, every time
     // the executor woke the main thread to answer a call.
     let main_tasks = async_executor::LocalExecutor::new();
     let serving = main_tasks.spawn(serve(args, executor.clone(), stop));
-    let result = async_io::block_on(executor.run(main_tasks.run(serving)));
-    workers_done.close();
-    result
+    async_io::block_on(crate::driven::run(&executor, main_tasks.run(serving)))
 }
-
-/// Worker threads besides the main one.
-const EXTRA_WORKER_THREADS: usize = 2;
 
 async fn serve(
     args: ServeArgs,

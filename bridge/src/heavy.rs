@@ -1,7 +1,7 @@
 //! Fair AT service: the calls whose cost grows with the tree
 //! (`Cache.GetItems`, `Collection.*`) are answered on one dedicated thread,
-//! in the order they arrive, never on the executor threads that answer
-//! every other call and apply every commit.
+//! in the order they arrive, never on the executor's thread that answers
+//! every other call and applies every commit.
 //!
 //! Why: one such call on a 200,000-node tree takes tens of milliseconds
 //! (hundreds in a debug build). Answered on the executor, a few clients

@@ -236,6 +236,10 @@ async fn run_session(
             if !connection.handle(event).await {
                 break 'read;
             }
+            // One thread answers every call and applies every commit
+            // (`daemon.rs`): a sender flooding commits lets every other task
+            // that is ready run between two of them.
+            crate::driven::yield_now().await;
         }
         if let Some(fatal) = connection
             .session
