@@ -143,7 +143,8 @@ fn count_threads(build: &mut Running) -> Result<()> {
     Ok(())
 }
 
-/// `rounds` rounds; each asks every build every probe once, the order rotating per round.
+/// `rounds` rounds; each asks every build every probe once, the order rotating per round, each
+/// probe right after the same neutral call.
 fn latency_rounds(running: &[Running], rounds: usize) -> Result<Vec<Latency>> {
     let registry = Obj::new("org.a11y.atspi.Registry", "/org/a11y/atspi/registry")?;
     let bus = Obj::new("org.freedesktop.DBus", "/org/freedesktop/DBus")?;
@@ -177,6 +178,12 @@ fn latency_rounds(running: &[Running], rounds: usize) -> Result<Vec<Latency>> {
             let slot = (step + round) % total;
             let (b, kind) = (slot / KINDS, slot % KINDS);
             let p = &probes[b];
+            // Every timed call follows the same untimed one, the a11y dbus-daemon's own Ping,
+            // which wakes no bridge and no registry: in a fixed order each call would follow a
+            // different predecessor (the bridge's Ping always the other build's calls,
+            // registryd's always the bridge's), and on 2 cores what ran just before a call
+            // moves its latency by 20-40 us (docs/benchmarks.md, "Fourth run").
+            let _ = p.client.timed(&bus, Query::Ping);
             let timed = match kind {
                 0 => p.client.timed(&p.root, Query::Ping),
                 1 => p.client.timed(&registry, Query::Ping),
