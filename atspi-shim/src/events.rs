@@ -437,7 +437,7 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
             }
             Change::Name { old, new } => {
                 name_changed(&ctx, out);
-                header_text_changed(&ctx, old, new, out);
+                named_text_changed(&ctx, old, new, out);
             }
             Change::Description { .. } => {
                 out.object(
@@ -534,10 +534,10 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
     }
 }
 
-/// A header cell's Text is its name (`text::model::is_header_cell`), so a new
-/// name is also a text edit.
-fn header_text_changed(ctx: &NodeCtx, old: &Option<String>, new: &Option<String>, out: &mut Out) {
-    if !crate::text::is_header_cell(&ctx.node) {
+/// A header cell's or heading's Text is its name (`text::has_name_as_text`),
+/// so a new name is also a text edit.
+fn named_text_changed(ctx: &NodeCtx, old: &Option<String>, new: &Option<String>, out: &mut Out) {
+    if !crate::text::has_name_as_text(&ctx.node) {
         return;
     }
     text_edited(ctx.path().as_str(), old, new, out);

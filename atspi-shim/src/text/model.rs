@@ -93,18 +93,21 @@ pub(crate) fn plain_text_of(node: &NodeRef) -> Option<String> {
     if node.role() == Role::Label {
         return data.value().or_else(|| data.label()).map(str::to_string);
     }
-    if is_header_cell(node) {
+    if has_name_as_text(node) {
         return node.label();
     }
     None
 }
 
-/// Column and row headers carry their name as Text, as a browser's header
-/// cells do: Orca 48.1 reads a COLUMN_HEADER / ROW_HEADER as a block of
-/// text and takes its words from Text alone (without it, "column header."
-/// with no name), while the name keeps Orca 43.1's wording.
-pub(crate) fn is_header_cell(node: &NodeRef) -> bool {
-    matches!(node.role(), Role::ColumnHeader | Role::RowHeader)
+/// Column and row headers and headings carry their name as Text, as a
+/// browser's header cells and headings do: Orca 48.1 reads them as blocks of
+/// text and takes their words from Text alone (without it, "column header."
+/// or "blank heading 2"), while the name keeps Orca 43.1's wording.
+pub(crate) fn has_name_as_text(node: &NodeRef) -> bool {
+    matches!(
+        node.role(),
+        Role::ColumnHeader | Role::RowHeader | Role::Heading
+    )
 }
 
 /// AccessKit's masking rule: mask unless every character is the same (the

@@ -770,7 +770,7 @@ fn no_offset_or_boundary_panics() {
 }
 
 #[test]
-fn header_cells_have_their_name_as_text() {
+fn header_cells_and_headings_have_their_name_as_text() {
     let mut root = Node::new(Role::Window);
     root.set_children(vec![NodeId(1), NodeId(2), NodeId(3)]);
     let mut column = Node::new(Role::ColumnHeader);
@@ -779,9 +779,19 @@ fn header_cells_have_their_name_as_text() {
     row.set_label("Ada");
     let mut cell = Node::new(Role::Cell);
     cell.set_label("93");
-    let tree = tree(vec![(0, root), (1, column), (2, row), (3, cell)]);
+    let mut heading = Node::new(Role::Heading);
+    heading.set_label("Lists");
+    root.push_child(NodeId(4));
+    let tree = tree(vec![
+        (0, root),
+        (1, column),
+        (2, row),
+        (3, cell),
+        (4, heading),
+    ]);
     assert_eq!(text_of(&node(&tree, 1)), "Name");
     assert_eq!(text_of(&node(&tree, 2)), "Ada");
+    assert_eq!(text_of(&node(&tree, 4)), "Lists");
     // Data cells are read by name under both Orcas; they keep no Text.
     assert!(!has_text(&node(&tree, 3)));
 }
