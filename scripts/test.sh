@@ -88,7 +88,8 @@ else
   scripts/orca48-root.sh "${orca48_fresh[@]}" target/orca48-root
   orca48_root_s=$((SECONDS - orca48_start))
   NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
-    --test orca_bridge --test bridge_orca --test live_app
+    --test orca_bridge --test bridge_orca --test live_app --test live_egui --test orca_listener \
+    --test reconnect --test orca_gtk
   # Structural navigation and speech parity under Orca 48.1: the tests and fixtures reviewed under
   # it that fit the pass's time (tests/README.md "Orca 48").
   NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \

@@ -267,6 +267,16 @@ impl OrcaVersion {
         self.major() >= 48
     }
 
+    /// How this Orca words the push-button role in speech: Orca 48 says "OK button.", Orca 43.1
+    /// "OK push button.".
+    pub fn push_button(&self) -> &'static str {
+        if self.major() >= 48 {
+            "button"
+        } else {
+            "push button"
+        }
+    }
+
     /// Directory suffix for per-version reference lists: `""` for Orca 43 (the original lists),
     /// `"orca48"` for Orca 48.
     pub fn golden_dir(&self) -> Option<&'static str> {

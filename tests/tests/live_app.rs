@@ -129,9 +129,9 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
     eprintln!("the app printed:\n{out}");
     eprintln!("live_app_drive.py: {driven:?}");
 
-    // Orca 48 says "OK button." where Orca 43.1 says "OK push button.".
-    let orca48 = OrcaVersion::current().expect("Orca version").major() >= 48;
-    let button = if orca48 { "button" } else { "push button" };
+    let orca = OrcaVersion::current().expect("Orca version");
+    let orca48 = orca.major() >= 48;
+    let button = orca.push_button();
     let u = &speech.utterances;
     let window_at = position(u, 0, TITLE).unwrap_or_else(|| panic!("window not spoken: {u:?}"));
     let first_focus = position(u, window_at, &format!("OK {button}"))

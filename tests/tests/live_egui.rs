@@ -27,9 +27,16 @@ fn app_output(session: &TestSession) -> String {
 
 /// Waits until the app printed `line` (it prints one line per thing it handled).
 fn wait_for_app_line(session: &TestSession, line: &str) {
-    wait_until(&format!("the app to print {line:?}"), STEP_TIMEOUT, || {
-        Ok(app_output(session).lines().any(|l| l == line))
-    })
+    wait_for_app_lines(session, line, 1);
+}
+
+/// Waits until the app has printed `line` `count` times.
+fn wait_for_app_lines(session: &TestSession, line: &str, count: usize) {
+    wait_until(
+        &format!("the app to print {line:?} {count} time(s)"),
+        STEP_TIMEOUT,
+        || Ok(app_output(session).lines().filter(|l| *l == line).count() >= count),
+    )
     .unwrap_or_else(|e| panic!("{e}; the app printed:\n{}", app_output(session)));
 }
 
@@ -112,6 +119,8 @@ fn orca_speaks_a_live_egui_app_tab_moves_focus_and_pyatspi_clicks_a_button() {
     wait_for_app_line(&session, "focus OK");
     key(&mut session, "Tab");
     wait_for_app_line(&session, "focus Cancel");
+    key(&mut session, "shift+Tab");
+    wait_for_app_lines(&session, "focus OK", 2);
 
     let mut click = session.command(python());
     click.arg("-c").arg(CLICK_OK_PY);
@@ -135,15 +144,33 @@ fn orca_speaks_a_live_egui_app_tab_moves_focus_and_pyatspi_clicks_a_button() {
         "the click did not reach the app's action handler:\n{out}"
     );
 
-    // Orca 48 says "OK button." where Orca 43.1 says "OK push button.".
-    let orca48 = OrcaVersion::current().expect("Orca version").major() >= 48;
-    let button = if orca48 { "button" } else { "push button" };
+    let orca_version = OrcaVersion::current().expect("Orca version");
+    let button = orca_version.push_button();
     let u = &speech.utterances;
     let window_at = position(u, 0, TITLE).unwrap_or_else(|| panic!("window not spoken: {u:?}"));
-    let ok = position(u, window_at, &format!("OK {button}"))
-        .unwrap_or_else(|| panic!("Tab to OK not spoken: {u:?}"));
-    position(u, ok, &format!("Cancel {button}"))
+    let cancel = position(u, window_at, &format!("Cancel {button}"))
         .unwrap_or_else(|| panic!("Tab to Cancel not spoken: {u:?}"));
+    position(u, cancel, &format!("OK {button}"))
+        .unwrap_or_else(|| panic!("Shift+Tab back to OK not spoken: {u:?}"));
+    match position(&u[..cancel], window_at, &format!("OK {button}")) {
+        Some(_) => {}
+        // Orca 48.1 presenting a key while its locus is a window looks up the window's focused
+        // object itself and makes it the locus without speaking (default.py
+        // presentKeyboardEvent); a live app has moved its focus by then, so the first Tab out of
+        // a window with nothing focused is silent, and the focus event that follows changes
+        // nothing. The bridge answered that lookup with OK: Orca's log shows the locus moving.
+        None if orca_version.major() >= 48 => {
+            let log = std::fs::read_to_string(&speech.debug_file).expect("read Orca's debug log");
+            let moved =
+                format!("Changing locus of focus from [frame: '{TITLE}'] to [button: 'OK']");
+            assert!(
+                log.contains(&moved),
+                "Tab to OK neither spoken nor made Orca's locus: {u:?} (log {})",
+                speech.debug_file.display()
+            );
+        }
+        None => panic!("Tab to OK not spoken: {u:?}"),
+    }
 
     let report = session.shutdown();
     assert!(report.is_clean(), "processes survived teardown: {report:?}");

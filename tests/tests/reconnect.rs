@@ -16,7 +16,7 @@ use std::time::Duration;
 use accesskit::{Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
 use newton_e2e::{
     binary_beside_bridge, bridge_binary, find_window, fixture, orca_tests_skipped, py_script,
-    python, wait_until, Orca, SessionOptions, TestSession,
+    python, wait_until, Orca, OrcaVersion, SessionOptions, TestSession,
 };
 use newton_producer::{ConnectionEvent, ReconnectOptions, ReconnectingSender};
 use newton_push_protocol::{AppInfo, Encoding, Geometry, Hello, SurfaceId, PROTOCOL_VERSION};
@@ -193,10 +193,13 @@ fn a_restarted_bridge_gets_every_application_back_and_orca_speaks_the_next_focus
     orca.wait_idle(&mut session)
         .expect("Orca presents the focus move");
     let speech = orca.stop(&mut session).expect("stop Orca");
+    let push_button = OrcaVersion::current()
+        .expect("which Orca runs")
+        .push_button();
     let cancel = speech
         .utterances
         .iter()
-        .position(|u| u.contains("Cancel") && u.contains("push button"));
+        .position(|u| u.contains("Cancel") && u.contains(push_button));
     assert!(
         cancel.is_some(),
         "Orca must speak the live app's focus move to Cancel after the restart; it said {:#?} (log {})",
@@ -207,7 +210,7 @@ fn a_restarted_bridge_gets_every_application_back_and_orca_speaks_the_next_focus
         speech
             .utterances
             .iter()
-            .any(|u| u.contains("Gamma") && u.contains("push button")),
+            .any(|u| u.contains("Gamma") && u.contains(push_button)),
         "Orca must speak the focus move to Gamma after the restart; it said {:#?} (log {})",
         speech.utterances,
         speech.debug_file.display()
