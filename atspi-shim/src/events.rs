@@ -11,7 +11,8 @@
 //! surface, moved children), then per-node property and state changes, then
 //! selection-changed on containers, then active-descendant-changed, then
 //! focus (an in-window dialog's active state, then focused=0 on the old node
-//! before focused=1 on the new), then text (delete before insert, then
+//! before focused=1 on the new; a node off screen gets showing=1 before its
+//! focused=1 and showing=0 after its focused=0), then text (delete before insert, then
 //! caret, then text selection: GTK's order), then announcements.
 //!
 //! Limits (documented): a child removed from a parent gets the index it had
@@ -86,6 +87,21 @@ impl Out<'_> {
 
     fn object(&mut self, path: &str, member: &str, detail: &str, detail1: i32, any: Value) {
         self.event(path, OBJECT, member, (detail, detail1, 0, any));
+    }
+
+    /// focused=1 or 0 on `node`. A node off screen is showing only while it
+    /// has focus (`states::is_on_screen`), so its showing=1 comes just before
+    /// focused=1 and its showing=0 just after focused=0: Orca finds the newly
+    /// focused object showing when it reads it.
+    fn focus_state(&mut self, path: &str, node: &NodeRef, on: bool) {
+        let off_screen = !states::is_on_screen(node);
+        if on && off_screen {
+            self.state(path, State::Showing, true);
+        }
+        self.state(path, State::Focused, on);
+        if !on && off_screen {
+            self.state(path, State::Showing, false);
+        }
     }
 
     fn state(&mut self, path: &str, state: State, on: bool) {
@@ -717,7 +733,7 @@ fn focus_moved(
     dialog_activation(app, surface, old, new, out);
     if let Some(old) = old.filter(|old| Some(*old) != new) {
         if let Some(ctx) = lookup(app, surface, old) {
-            out.state(ctx.path().as_str(), State::Focused, false);
+            out.focus_state(ctx.path().as_str(), &ctx.node, false);
         }
     }
     if let Some(new) = new {
@@ -727,11 +743,7 @@ fn focus_moved(
                 .active_descendant()
                 .filter(is_exposed)
                 .unwrap_or(ctx.node);
-            out.state(
-                ctx.with_node(effective).path().as_str(),
-                State::Focused,
-                true,
-            );
+            out.focus_state(ctx.with_node(effective).path().as_str(), &effective, true);
         }
     }
 }
@@ -905,7 +917,7 @@ fn active_descendant_changes(
             .and_then(|id| lookup(app, surface, id))
             .filter(|_| has_focus)
         {
-            out.state(previous.path().as_str(), State::Focused, false);
+            out.focus_state(previous.path().as_str(), &previous.node, false);
         }
         let Some(descendant) = new.and_then(|id| lookup(app, surface, id)) else {
             continue;
@@ -919,7 +931,7 @@ fn active_descendant_changes(
             ref_value(descendant.object_ref()),
         );
         if has_focus && states::is_focused(surface, &descendant.node) {
-            out.state(descendant.path().as_str(), State::Focused, true);
+            out.focus_state(descendant.path().as_str(), &descendant.node, true);
         }
     }
 }
@@ -1000,11 +1012,7 @@ pub fn focus_events(app: &AppContext, surface: SurfaceId, gained: bool) -> Vec<M
     );
     out.state(root_path.as_str(), State::Active, gained);
     if let Some(focus) = tree_focus(surface).filter(is_exposed) {
-        out.state(
-            root_ctx.with_node(focus).path().as_str(),
-            State::Focused,
-            gained,
-        );
+        out.focus_state(root_ctx.with_node(focus).path().as_str(), &focus, gained);
     }
     out.messages
 }

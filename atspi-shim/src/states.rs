@@ -14,7 +14,7 @@ pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
     let node = &ctx.node;
     let mut set = StateSet::empty();
     set.insert(State::Visible);
-    if is_showing(node) {
+    if is_on_screen(node) || is_focused(ctx.surface, node) {
         set.insert(State::Showing);
     }
     if !node.is_disabled() {
@@ -80,8 +80,15 @@ pub(crate) fn is_focused(surface: &SurfaceReplica, node: &NodeRef) -> bool {
 }
 
 /// Visible on screen: not entirely outside the surface root's bounds. Nodes
-/// without bounds count as showing (we cannot tell).
-fn is_showing(node: &NodeRef) -> bool {
+/// without bounds count as on screen (we cannot tell).
+///
+/// SHOWING is this, or keyboard focus: a producer may move focus to a node it
+/// has not scrolled into view yet (a grid's focused cell), and the user is
+/// there. Orca 43.1 reads a focused table cell as its row's showing cells, so
+/// a focused cell without SHOWING was not spoken at all, where accesskit_unix
+/// (every node showing) has it said. A node off screen therefore gains and
+/// loses SHOWING with focus (`events::Out::focus_state`).
+pub(crate) fn is_on_screen(node: &NodeRef) -> bool {
     let Some(bounds) = node.bounding_box() else {
         return true;
     };

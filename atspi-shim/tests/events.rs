@@ -885,3 +885,86 @@ fn a_progress_indicator_losing_its_value_becomes_indeterminate() {
     let states: atspi_common::StateSet = h.ok(&node(5), ACCESSIBLE, "GetState", &());
     assert!(states.contains(atspi_common::State::Indeterminate));
 }
+
+/// A 200×100 window (1) with a button on screen (2) and one scrolled out of
+/// view below it (3), focus on `focus`.
+fn window_with_a_button_off_screen(focus: u64) -> TreeUpdate {
+    let rect = |y0: f64| accesskit::Rect {
+        x0: 10.0,
+        y0,
+        x1: 90.0,
+        y1: y0 + 20.0,
+    };
+    let mut window = Node::new(Role::Window);
+    window.set_bounds(accesskit::Rect {
+        x0: 0.0,
+        y0: 0.0,
+        x1: 200.0,
+        y1: 100.0,
+    });
+    window.set_children(vec![NodeId(2), NodeId(3)]);
+    let button = |label: &str, y0: f64| {
+        let mut b = Node::new(Role::Button);
+        b.set_label(label);
+        b.set_bounds(rect(y0));
+        b.add_action(accesskit::Action::Focus);
+        b
+    };
+    TreeUpdate {
+        nodes: vec![
+            (NodeId(1), window),
+            (NodeId(2), button("Seen", 10.0)),
+            (NodeId(3), button("Below", 500.0)),
+        ],
+        tree: Some(accesskit::TreeInfo::new(NodeId(1))),
+        tree_id: TreeId::ROOT,
+        focus: NodeId(focus),
+    }
+}
+
+#[test]
+fn a_focused_node_off_screen_is_showing_while_it_has_focus() {
+    // A grid moving focus to a cell it has not scrolled into view: Orca 43.1
+    // reads a focused cell's row by its showing cells and said nothing.
+    let mut h = Harness::custom(window_with_a_button_off_screen(2));
+    let showing = |h: &Harness, id: u64| {
+        let states: atspi_common::StateSet = h.ok(&node(id), ACCESSIBLE, "GetState", &());
+        states.contains(atspi_common::State::Showing)
+    };
+    assert!(showing(&h, 2), "on screen");
+    assert!(!showing(&h, 3), "off screen, not focused");
+
+    let changes = h.commit(window_with_a_button_off_screen(3));
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert_eq!(
+        state_events(&events, &node(3)),
+        ["showing=1", "focused=1"],
+        "showing before focused, so Orca finds it showing"
+    );
+    assert_eq!(
+        state_events(&events, &node(2)),
+        ["focused=0"],
+        "stays showing"
+    );
+    assert!(showing(&h, 3), "focused");
+
+    let changes = h.commit(window_with_a_button_off_screen(2));
+    let events = decode_events(&events_for(&h.ctx(), &changes));
+    assert_eq!(state_events(&events, &node(3)), ["focused=0", "showing=0"]);
+    assert!(!showing(&h, 3), "off screen again once focus left");
+
+    // The window losing compositor focus takes the focused state, and with it
+    // an off-screen node's showing; gaining it gives both back.
+    h.commit(window_with_a_button_off_screen(3));
+    let compositor_focus = |h: &mut Harness, surface: Option<SurfaceId>| {
+        let changes = h.apply(newton_push_protocol::SenderMessage::Focus { surface });
+        let messages = newton_atspi_shim::compositor_focus_events(&h.ctx(), &changes);
+        decode_events(&messages)
+    };
+    let lost = compositor_focus(&mut h, None);
+    assert_eq!(state_events(&lost, &node(3)), ["focused=0", "showing=0"]);
+    assert!(!showing(&h, 3), "the window lost focus");
+    let gained = compositor_focus(&mut h, Some(SurfaceId(1)));
+    assert_eq!(state_events(&gained, &node(3)), ["showing=1", "focused=1"]);
+    assert!(showing(&h, 3), "the window has focus again");
+}
