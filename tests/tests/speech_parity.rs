@@ -242,6 +242,13 @@ struct Scenario {
     /// How long one step may keep Orca or the application busy (a readiness bound, not a
     /// speed assertion).
     step_timeout: Duration,
+    /// Applies a step of several commits one commit at a time, Orca and the application quiet
+    /// after each. Orca 48.1 drops a queued event that a newer one of the same kind on the same
+    /// object makes obsolete, and speaks what it keeps: how many of a drag's values it said
+    /// then depended on how fast it emptied its queue, and the side that ran second in the same
+    /// Orca (a warmer Orca) said more, whichever side it was. Frame by frame, Orca hears every
+    /// frame of the step on both sides, as for a user who drags slowly.
+    frame_by_frame: bool,
 }
 
 /// What a step may take unless the scenario says otherwise.
@@ -298,6 +305,7 @@ impl Scenario {
             allowed: allow_list(name),
             written: false,
             step_timeout: STEP_TIMEOUT,
+            frame_by_frame: false,
         }
     }
 }
@@ -357,6 +365,7 @@ fn egui_form_focus() -> Scenario {
         allowed: allow_list("egui-form-focus"),
         written: false,
         step_timeout: STEP_TIMEOUT,
+        frame_by_frame: false,
     }
 }
 
@@ -424,7 +433,7 @@ fn grid_small() -> Scenario {
 }
 
 fn egui_widgets() -> Scenario {
-    Scenario::from_rows(
+    let mut scenario = Scenario::from_rows(
         "egui-widgets",
         fixture("egui/egui-widgets.jsonl"),
         &[
@@ -458,7 +467,10 @@ fn egui_widgets() -> Scenario {
             C(47, 47, "focus", Some("ISO_Left_Tab")),
             O(WhereAmI),
         ],
-    )
+    );
+    // Its drags and arrow keys change a value over many frames (steps 7 and 19).
+    scenario.frame_by_frame = true;
+    scenario
 }
 
 fn egui_demo_tour() -> Scenario {
@@ -893,9 +905,20 @@ fn run_fixture(scenario: &Scenario, first: Side) -> Run {
             let label = step.label();
             mark(Some(side), label.clone());
             match &step.0 {
-                Act::Commits { settled, key, .. } => {
+                Act::Commits {
+                    first,
+                    settled,
+                    key,
+                    ..
+                } => {
                     if let Some(name) = key {
                         notify_key(&orca, &mut session, &a11y, KeyPhase::Press, name);
+                    }
+                    if scenario.frame_by_frame {
+                        for serial in *first..*settled {
+                            app.apply(&mut session, &bridge, scenario, serial);
+                            wait_quiet(orca.pid(), app.pid(&bridge), &label, scenario.step_timeout);
+                        }
                     }
                     app.apply(&mut session, &bridge, scenario, *settled);
                     if let Some(name) = key {
