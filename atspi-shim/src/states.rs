@@ -14,7 +14,8 @@ pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
     let node = &ctx.node;
     let mut set = StateSet::empty();
     set.insert(State::Visible);
-    if is_on_screen(node) || is_focused(ctx.surface, node) {
+    let focused = is_focused(ctx.surface, node);
+    if focused || is_on_screen(node) {
         set.insert(State::Showing);
     }
     if !node.is_disabled() {
@@ -23,7 +24,7 @@ pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
     if is_focusable(node) {
         set.insert(State::Focusable);
     }
-    if is_focused(ctx.surface, node) {
+    if focused {
         set.insert(State::Focused);
     }
     if ctx.surface.is_focused() && (node.is_root() || is_active_dialog(ctx.surface, node)) {
