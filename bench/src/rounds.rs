@@ -96,8 +96,8 @@ impl Rounds {
     }
 }
 
-/// Time after the last departure for the bridge to finish removing the
-/// applications and trim (its trim waits 1 s after the last departure).
+/// Time after the last departure ended (no application listed, no sender connection open) for
+/// the bridge's trim, which waits 1 s after a departure ends.
 const SETTLE: Duration = Duration::from_secs(3);
 
 pub fn run(files: PathBuf, rounds: usize, apps: usize, nodes: usize) -> Result<Vec<Rounds>> {
@@ -194,7 +194,7 @@ fn measure(
         }
         result.rss_loaded.push(rss_bytes(world.bridge_pid)?);
         drop(senders);
-        wait_for_no_apps(&world.socket)?;
+        wait_for_departures(&world.socket)?;
         std::thread::sleep(SETTLE);
         let after = rss_bytes(world.bridge_pid)?;
         eprintln!(
@@ -234,8 +234,11 @@ fn attach(socket: &Path, stream: &fixtures::Stream) -> Result<Sender> {
     Ok(sender)
 }
 
-/// Polls the status socket until the bridge lists no application.
-fn wait_for_no_apps(socket: &Path) -> Result<()> {
+/// Waits until the status lists no application *and* no sender connection is still open. The
+/// bridge takes an application off the list first and then shuts it down (clears the replica,
+/// leaves the registry, closes its bus connection); its trim follows the end of that shutdown,
+/// so the list alone can read empty a while before the memory is freed and trimmed.
+fn wait_for_departures(socket: &Path) -> Result<()> {
     let mut status = socket.as_os_str().to_owned();
     status.push(".status");
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -244,15 +247,18 @@ fn wait_for_no_apps(socket: &Path) -> Result<()> {
         if let Ok(mut stream) = UnixStream::connect(&status) {
             let _ = stream.read_to_string(&mut text);
         }
-        let apps = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| v["totals"]["apps"].as_u64());
-        if apps == Some(0) {
+        let document = serde_json::from_str::<serde_json::Value>(&text).ok();
+        let count = |value: Option<&serde_json::Value>| value.and_then(|v| v.as_u64());
+        let apps = count(document.as_ref().map(|v| &v["totals"]["apps"]));
+        let senders = count(document.as_ref().map(|v| &v["senders"]));
+        if apps == Some(0) && senders == Some(0) {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    Err(fail("the applications did not leave within 120 s"))
+    Err(fail(
+        "the applications did not leave within 120 s (status still lists applications or open sender connections)",
+    ))
 }
 
 /// The Markdown table for docs/benchmarks.md.
