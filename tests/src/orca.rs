@@ -60,7 +60,7 @@ impl Orca {
     pub fn start(session: &mut TestSession) -> Result<Orca> {
         let lock = OrcaLock::acquire(Duration::from_secs(600))?;
         wait_for_no_other_orca(session.ready_timeout())?;
-        let debug_file = session.dir().join("orca-debug.out");
+        let debug_file = fresh_debug_file(session.dir());
         let prefs = session.dir().join("orca-prefs");
         std::fs::create_dir_all(&prefs)
             .map_err(HarnessError::io(format!("create {}", prefs.display())))?;
@@ -197,6 +197,19 @@ impl Orca {
             debug_file: self.debug_file.clone(),
         })
     }
+}
+
+/// `orca-debug.out` for a session's first Orca, `orca-debug-2.out` for its second, and so on:
+/// a test that starts Orca more than once keeps every log.
+fn fresh_debug_file(dir: &Path) -> PathBuf {
+    let first = dir.join("orca-debug.out");
+    if !first.exists() {
+        return first;
+    }
+    (2..)
+        .map(|n| dir.join(format!("orca-debug-{n}.out")))
+        .find(|path| !path.exists())
+        .unwrap_or(first)
 }
 
 /// Splits "shift+alt+Down" into the AT-SPI modifier mask and the key name. The bits are
