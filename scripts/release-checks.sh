@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The release-profile checks that need no test session: the fuzz harness's stable runner
+# (built here, run by scripts/test.sh), the daemon's offline build from vendor/
+# (scripts/check-vendored.sh), the .deb with lintian (scripts/check-packaging.sh, packaging the
+# offline-built binary), and cargo-about for the licence check. Everything goes to target/release
+# and cargo's own directories; nothing here reads the test session or the display.
+#
+#   scripts/release-checks.sh
+#
+# scripts/test.sh runs it in the background at the lowest CPU and I/O priority while the tests
+# run (they spend most of their time waiting on Orca), then prints its output and its
+# "[timing] release checks: ..." lines.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+part_start=$SECONDS
+part() {
+  echo "[timing] release checks: $1: $((SECONDS - part_start)) s"
+  part_start=$SECONDS
+}
+
+echo "==> fuzz harness, stable runner (its own workspace, fuzz/Cargo.toml, sharing target/)"
+(cd fuzz && cargo build --locked --release --bin fuzz-replay)
+part "fuzz-replay release build"
+
+echo "==> vendored offline build (make vendor, then the daemon's release build from vendor/ alone)"
+# Before packaging: the .deb below is packaged from this offline-built binary.
+scripts/check-vendored.sh
+part "vendored offline build"
+
+echo "==> packaging: make install into a scratch DESTDIR, then the .deb and lintian"
+scripts/check-packaging.sh
+part "packaging"
+
+echo "==> cargo-about (for the licence check)"
+if ! command -v cargo-about >/dev/null 2>&1; then
+  cargo install --locked cargo-about --version 0.9.3 --features cli
+fi
+part "cargo-about installed"
