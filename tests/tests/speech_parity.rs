@@ -8,10 +8,11 @@
 //!
 //! Both applications run one after the other in ONE test session (one bus, registry and
 //! bridge per fixture), each side under an Orca of its own: Orca starts, the side's steps run,
-//! its application goes away, Orca settles and stops; then the other side the same way. A step applies its commit(s) with the step's key pressed
-//! through the registry (the application reacting to the key; no key for app-driven
-//! changes), or injects one of Orca's own commands (Where Am I `KP_Enter`, flat review's
-//! current line `KP_Up`, Orca 43.1 desktop keymap), and Orca is left to go idle.
+//! its application goes away, Orca settles and stops; then the other side the same way. A step
+//! applies its commit(s) with the step's key pressed through the registry (the application
+//! reacting to the key; no key for app-driven changes), or injects one of Orca's own commands
+//! (Where Am I `KP_Enter`, flat review's current line `KP_Up`, Orca 43.1 desktop keymap), and
+//! Orca is left to go idle.
 //!
 //! Orca's debug log is block-buffered until Orca exits, so speech cannot be read per step while
 //! it runs. Every `SPEECH OUTPUT` line carries Orca's time stamp, though, and the test notes the
@@ -841,8 +842,8 @@ impl Heard {
     }
 }
 
-/// One run of a fixture: both sides, and what Orca said outside them (start, between the
-/// sides, stop), which is shown but not compared.
+/// One run of a fixture: both sides, and what their Orcas said outside them (while starting,
+/// while the application left, while stopping), which is shown but not compared.
 struct Run {
     legacy: Heard,
     bridged: Heard,
@@ -850,7 +851,7 @@ struct Run {
     outside: Vec<(String, String)>,
     /// The whole run, including waiting for the machine-wide Orca lock.
     seconds: f64,
-    /// From Orca ready to the session's shutdown (without the lock wait and Orca's start).
+    /// Both sides from Orca ready to Orca stopped (without the lock wait and Orca's starts).
     steps_seconds: f64,
 }
 
