@@ -7,8 +7,8 @@
 //! application (the daemon keeps one [`DerivedModels`] beside each replica)
 //! and per surface, keyed by the surface generation and the node, so a call
 //! answered on any executor thread finds what another thread built. Each
-//! surface keeps at most one text model and one grid, so memory is bounded
-//! by the surfaces and one surface never evicts another's. A frame applied
+//! surface keeps at most [`TEXTS_KEPT`] text models and one grid, so memory
+//! is bounded by the surfaces and one surface never evicts another's. A frame applied
 //! to a surface makes its models stale (their generation is gone); the
 //! daemon drops them right after each change with
 //! [`DerivedModels::retain_current`], and a stale model is never served
@@ -32,6 +32,12 @@ use crate::text::TextData;
 /// surfaces after each change; this bounds the map for callers that never do.
 const MAX_SURFACES: usize = 64;
 
+/// Text models kept per surface. More than one: in the per-block layout
+/// Orca's web script moves between a block and its parent (a child's
+/// `StartIndex` is read from its parent's text), and with one slot each
+/// step rebuilt the other; the inline layout has one text per document.
+const TEXTS_KEPT: usize = 8;
+
 /// One application's derived models, per surface.
 #[derive(Default)]
 pub struct DerivedModels {
@@ -46,8 +52,8 @@ struct SurfaceModels {
     grid: Slot<FullNodeId, GridData>,
 }
 
-/// One kept model with the node it was built for.
-type Slot<K, T> = Option<(K, Arc<T>)>;
+/// Kept models with the node each was built for, the newest last.
+type Slot<K, T> = Vec<(K, Arc<T>)>;
 
 impl DerivedModels {
     pub fn new() -> Self {
@@ -112,7 +118,7 @@ impl ModelsAt<'_> {
         node: NodeId,
         build: impl FnOnce() -> Option<Arc<TextData>>,
     ) -> Option<Arc<TextData>> {
-        self.get_or_build(|m| &mut m.text, node, || build().ok_or(()))
+        self.get_or_build(|m| &mut m.text, TEXTS_KEPT, node, || build().ok_or(()))
             .ok()
     }
 
@@ -124,6 +130,7 @@ impl ModelsAt<'_> {
     ) -> Arc<GridData> {
         match self.get_or_build(
             |m| &mut m.grid,
+            1,
             table,
             || Ok::<_, std::convert::Infallible>(build()),
         ) {
@@ -133,10 +140,12 @@ impl ModelsAt<'_> {
     }
 
     /// The model in `slot` when it is `key`'s at this generation; else
-    /// `build`'s, kept in the slot (outside the lock while it builds).
+    /// `build`'s, kept in the slot (outside the lock while it builds), which
+    /// keeps the `capacity` most recently built.
     fn get_or_build<K: PartialEq + Copy, T, E>(
         &self,
         slot: fn(&mut SurfaceModels) -> &mut Slot<K, T>,
+        capacity: usize,
         key: K,
         build: impl FnOnce() -> Result<Arc<T>, E>,
     ) -> Result<Arc<T>, E> {
@@ -144,7 +153,7 @@ impl ModelsAt<'_> {
             let mut surfaces = self.models.lock();
             if let Some(models) = surfaces.get_mut(&self.surface) {
                 if models.generation == self.generation {
-                    if let Some((_, model)) = slot(models).as_ref().filter(|(k, _)| *k == key) {
+                    if let Some((_, model)) = slot(models).iter().find(|(k, _)| *k == key) {
                         return Ok(Arc::clone(model));
                     }
                 }
@@ -167,7 +176,13 @@ impl ModelsAt<'_> {
             };
         }
         if models.generation == self.generation {
-            *slot(models) = Some((key, Arc::clone(&model)));
+            let kept = slot(models);
+            // Another thread may have built the same model meanwhile.
+            kept.retain(|(k, _)| *k != key);
+            if kept.len() >= capacity {
+                kept.remove(0);
+            }
+            kept.push((key, Arc::clone(&model)));
         }
         Ok(model)
     }

@@ -153,7 +153,7 @@ fn selection_of(env: &Env, node: &NodeRef) -> Option<WireSelection> {
     if !node.supports_text_ranges() || node.data().text_selection().is_none() {
         return None;
     }
-    let model = model_at(env.models, *node)?;
+    let model = model_at(env, *node)?;
     let (start, end) = model.selection()?;
     let start_is_active = model.caret() == Some(start);
     let reference = object_ref(env, node);
@@ -185,7 +185,7 @@ fn set_text_selections(
                 if !node.supports_text_ranges() {
                     return None;
                 }
-                let model = model_at(env.models, node)?;
+                let model = model_at(env, node)?;
                 let (anchor, focus) = if *start_is_active {
                     (*end, *start)
                 } else {

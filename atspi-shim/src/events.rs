@@ -792,6 +792,10 @@ fn text_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     let Some(ctx) = lookup(app, surface, update.id) else {
         return;
     };
+    if crate::text::layout_of(&ctx).is_block_text(&ctx.node) {
+        block_text_changes(&ctx, update, out);
+        return;
+    }
     let path = ctx.path();
     let path = path.as_str();
     for change in &update.changes {
@@ -809,6 +813,55 @@ fn text_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     for change in &update.changes {
         if let Change::TextSelection { old, new } = change {
             selection_moved(path, *old, *new, focused, out);
+        }
+    }
+}
+
+/// The per-block layout (`text/blocks.rs`): the replica reports edits and
+/// the caret in the document's inline text; each goes to the block showing
+/// it, with offsets in that block's text. An edit is placed by where it
+/// starts, so one that spans blocks is reported on the first.
+fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
+    let holder = &ctx.node;
+    let path_of = |block: &NodeRef| ctx.with_node(*block).path();
+    for change in &update.changes {
+        if let Change::Text { old, new } = change {
+            let edit = text_edit(old, new);
+            for (detail, piece) in [("delete", edit.deleted), ("insert", edit.inserted)] {
+                let Some((start, text)) = piece else { continue };
+                if let Some((block, at)) = crate::text::block_offset(holder, start) {
+                    out.object_text(path_of(&block).as_str(), detail, at, text);
+                }
+            }
+        }
+    }
+    let focused = states::is_focused(ctx.surface, holder);
+    let in_block = |selection: Option<TextSelectionOffsets>| {
+        let selection = selection?;
+        let (block, focus) = crate::text::block_offset(holder, selection.focus)?;
+        let anchor = match crate::text::block_offset(holder, selection.anchor) {
+            Some((anchor_block, anchor)) if anchor_block.id() == block.id() => anchor,
+            // A selection across blocks: this block's part runs from its start.
+            _ => 0,
+        };
+        Some((block, TextSelectionOffsets { anchor, focus }))
+    };
+    for change in &update.changes {
+        if let Change::TextSelection { old, new } = change {
+            let (old, new) = (in_block(*old), in_block(*new));
+            let Some((block, offsets)) = new else {
+                continue;
+            };
+            let before = old
+                .filter(|(old_block, _)| old_block.id() == block.id())
+                .map(|(_, offsets)| offsets);
+            selection_moved(
+                path_of(&block).as_str(),
+                before,
+                Some(offsets),
+                focused,
+                out,
+            );
         }
     }
 }

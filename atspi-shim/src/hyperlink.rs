@@ -1,4 +1,6 @@
-//! `org.a11y.atspi.Hyperlink` on link nodes.
+//! `org.a11y.atspi.Hyperlink` on link nodes, and in the per-block layout
+//! (`text/blocks.rs`) on every child object of a block, whose span is its
+//! U+FFFC in the block's text.
 //!
 //! A link has one anchor: itself. `StartIndex`/`EndIndex` are the code-point
 //! span of its text runs inside the nearest text-bearing ancestor's text
@@ -31,7 +33,24 @@ declare_interface! {
 }
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    is_link(&ctx.node)
+    is_hyperlink(&Env::of(ctx), &ctx.node)
+}
+
+/// Links are hyperlinks in either layout; in the per-block layout so is
+/// every child object of a block (its anchor is its U+FFFC there, as in a
+/// browser), which is how Orca's web script finds a child's offset in its
+/// parent's text.
+pub(crate) fn is_hyperlink(env: &Env, node: &NodeRef) -> bool {
+    is_link(node) || embedding_block(env, node).is_some()
+}
+
+/// The block whose text holds `node`'s U+FFFC, in the per-block layout.
+fn embedding_block<'a>(env: &Env, node: &NodeRef<'a>) -> Option<NodeRef<'a>> {
+    if node.is_root() || !crate::objects::is_exposed(node) {
+        return None;
+    }
+    node.parent()
+        .filter(|parent| env.layout.is_block_text(parent))
 }
 
 #[cfg(test)]
@@ -40,40 +59,45 @@ pub(crate) fn property_of(env: &Env, node: NodeRef, name: &str) -> Result<OwnedV
 }
 
 fn n_anchors(on: TextOn) -> Result<i16, CallError> {
-    require_link(&on.node)?;
+    require_link(&on)?;
     Ok(1)
 }
 
 fn start_index(on: TextOn) -> Result<i32, CallError> {
-    require_link(&on.node)?;
+    require_link(&on)?;
     Ok(span_in_parent(&on.env, &on.node).map_or(-1, |(s, _)| to_i32(s)))
 }
 
 fn end_index(on: TextOn) -> Result<i32, CallError> {
-    require_link(&on.node)?;
+    require_link(&on)?;
     Ok(span_in_parent(&on.env, &on.node).map_or(-1, |(_, e)| to_i32(e)))
 }
 
-fn require_link(node: &NodeRef) -> Result<(), CallError> {
-    if is_link(node) {
+fn require_link(on: &TextOn) -> Result<(), CallError> {
+    if is_hyperlink(&on.env, &on.node) {
         Ok(())
     } else {
         Err(CallError::NotSupported(format!(
             "this {:?} node is not a link",
-            node.role()
+            on.node.role()
         )))
     }
 }
 
-/// The link's code-point span in its nearest text-bearing ancestor.
+/// The link's code-point span in its hypertext: its U+FFFC in its block
+/// (per-block layout), else its runs in its nearest text-bearing ancestor.
 pub(crate) fn span_in_parent(env: &Env, link: &NodeRef) -> Option<(usize, usize)> {
-    let model = model_at(env.models, text_parent(link)?)?;
+    let parent = match embedding_block(env, link) {
+        Some(block) => block,
+        None => text_parent(link)?,
+    };
+    let model = model_at(env, parent)?;
     link_index(&model).span_of(local_id(link))
 }
 
 /// The link itself for anchor 0 (one anchor per link).
 fn object(on: TextOn, anchor: i32) -> Result<ObjectRef, CallError> {
-    require_link(&on.node)?;
+    require_link(&on)?;
     Ok(if anchor == 0 {
         object_ref(&on.env, &on.node)
     } else {
@@ -82,14 +106,14 @@ fn object(on: TextOn, anchor: i32) -> Result<ObjectRef, CallError> {
 }
 
 fn uri(on: TextOn, anchor: i32) -> Result<String, CallError> {
-    require_link(&on.node)?;
+    require_link(&on)?;
     let uri = if anchor == 0 { on.node.url() } else { None };
     Ok(uri.unwrap_or_default().to_owned())
 }
 
 /// The node is in the replica (a removed node never reaches here).
 fn is_valid(on: TextOn) -> Result<bool, CallError> {
-    require_link(&on.node)?;
+    require_link(&on)?;
     Ok(true)
 }
 

@@ -1,5 +1,9 @@
 //! `org.a11y.atspi.Hypertext`: the links inside a text-bearing node.
 //!
+//! In the per-block layout (`text/blocks.rs`, a web engine's document) a
+//! block's links are its child objects, one U+FFFC each, all of them listed.
+//! The rest of this comment is the inline layout.
+//!
 //! AccessKit inlines a link's text as `TextRun`s below the link node, and
 //! those runs are part of the enclosing text node's text (accesskit_consumer
 //! looks through non-run descendants). So a link is not an embedded-object
@@ -24,12 +28,11 @@ use accesskit::{NodeId, Role, TreeId};
 use accesskit_consumer::NodeRef;
 
 use crate::context::local_id;
-use crate::derived::ModelsAt;
 use crate::objects;
 use crate::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
 use crate::surface::declare_interface;
-use crate::text::{model_at, to_i32, Env, TextModel, TextOn};
+use crate::text::{model_at, to_i32, Env, TextLayout, TextModel, TextOn};
 #[cfg(test)]
 use crate::Handled;
 use crate::{CallError, NodeCtx};
@@ -159,6 +162,14 @@ pub(crate) fn link_index<'m>(model: &'m TextModel) -> &'m LinkIndex {
 /// The links of a text in order, as (link node, start, end) in code points;
 /// consecutive runs of one link merge.
 fn links(model: &TextModel) -> Vec<(NodeId, usize, usize)> {
+    if !model.embedded().is_empty() {
+        // Per-block layout: every child object is a link of its parent.
+        return model
+            .embedded()
+            .iter()
+            .map(|&(child, offset)| (child, offset, offset + 1))
+            .collect();
+    }
     let mut spans: Vec<(NodeId, usize, usize)> = Vec::new();
     for run in &model.runs {
         let Some(link) = model
@@ -176,7 +187,9 @@ fn links(model: &TextModel) -> Vec<(NodeId, usize, usize)> {
     spans
 }
 
-/// The most links a text may have and still offer Hypertext. Orca 43.1's
+/// The most links a text of the inline layout may have and still offer
+/// Hypertext (the per-block layout has no limit: a block lists only its own
+/// children, so this walk stays per block there). Orca 43.1's
 /// default script enumerates every link of the focused text (three calls
 /// each: `GetLink`, `StartIndex`, `EndIndex`) on every braille refresh
 /// (`braille.Text.getAttributeMask`), so a 12,000-link document froze it
@@ -187,27 +200,42 @@ fn links(model: &TextModel) -> Vec<(NodeId, usize, usize)> {
 pub(crate) const MAX_HYPERTEXT_LINKS: usize = 256;
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    has_links(Some(ctx.models()), &ctx.node)
+    has_links(&Env::of(ctx), &ctx.node)
 }
 
-/// Whether `node` offers Hypertext: a text with at least one link and at
-/// most [`MAX_HYPERTEXT_LINKS`], judged on its text model in `models`
-/// (cached, like the link list). A plain-text node has no runs, hence no
-/// links; checking first spares building its model.
-pub(crate) fn has_links(models: Option<ModelsAt>, node: &NodeRef) -> bool {
+/// Whether `node` offers Hypertext: a text with at least one link (in the
+/// inline layout at most [`MAX_HYPERTEXT_LINKS`]), judged on its text model
+/// (cached, like the link list). In the per-block layout a block's links
+/// are its child objects: having a child object is answered from its
+/// children, without building its model. In the inline layout a
+/// plain-text node has no runs, hence no links; checking first spares
+/// building its model.
+pub(crate) fn has_links(env: &Env, node: &NodeRef) -> bool {
+    if env.layout.is_block_text(node) {
+        return node
+            .children()
+            .any(|child| objects::is_exposed_child(&child));
+    }
     node.supports_text_ranges()
-        && model_at(models, *node).is_some_and(|model| offers_hypertext(link_index(&model)))
+        && model_at(env, *node).is_some_and(|model| offers_hypertext(env, link_index(&model)))
 }
 
-fn offers_hypertext(links: &LinkIndex) -> bool {
-    (1..=MAX_HYPERTEXT_LINKS).contains(&links.len())
+/// The inline layout caps the links a text lists (see
+/// [`MAX_HYPERTEXT_LINKS`]); a block lists all of its child objects.
+fn offers_hypertext(env: &Env, links: &LinkIndex) -> bool {
+    match env.layout {
+        TextLayout::Blocks => links.len() > 0,
+        TextLayout::Inline => (1..=MAX_HYPERTEXT_LINKS).contains(&links.len()),
+    }
 }
 
 /// `answer` on the node's link list; NotSupported for a node without
 /// Hypertext.
 fn with_links<T>(on: TextOn, answer: impl FnOnce(&LinkIndex) -> T) -> Result<T, CallError> {
-    match model_at(on.env.models, on.node) {
-        Some(model) if offers_hypertext(link_index(&model)) => Ok(answer(link_index(&model))),
+    match model_at(&on.env, on.node) {
+        Some(model) if offers_hypertext(&on.env, link_index(&model)) => {
+            Ok(answer(link_index(&model)))
+        }
         _ => Err(CallError::NotSupported(format!(
             "this {:?} node has no hypertext",
             on.node.role()
@@ -294,8 +322,8 @@ pub(crate) mod tests {
     fn links_are_spans_of_the_parent_text() {
         let tree = paragraph();
         let label = node(&tree, 1);
-        assert!(has_links(None, &label));
-        assert!(!has_links(None, &node(&tree, 3)));
+        assert!(has_links(&ENV, &label));
+        assert!(!has_links(&ENV, &node(&tree, 3)));
         assert_eq!(
             crate::text::text_of(&label),
             "Go to example now, or see docs."
@@ -351,7 +379,7 @@ pub(crate) mod tests {
     fn a_text_with_too_many_links_does_not_list_them() {
         let tree = many_links(MAX_HYPERTEXT_LINKS);
         let label = node(&tree, 1);
-        assert!(has_links(None, &label));
+        assert!(has_links(&ENV, &label));
         assert_eq!(
             body::<i32>(&ask(label, "GetNLinks", &())),
             to_i32(MAX_HYPERTEXT_LINKS)
@@ -361,7 +389,7 @@ pub(crate) mod tests {
 
         let tree = many_links(MAX_HYPERTEXT_LINKS + 1);
         let label = node(&tree, 1);
-        assert!(!has_links(None, &label));
+        assert!(!has_links(&ENV, &label));
         let refused = handle(
             &ENV,
             label,

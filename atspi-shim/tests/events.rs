@@ -968,3 +968,74 @@ fn a_focused_node_off_screen_is_showing_while_it_has_focus() {
     assert_eq!(state_events(&gained, &node(3)), ["showing=1", "focused=1"]);
     assert!(showing(&h, 3), "the window has focus again");
 }
+
+/// A web engine's document (per-block text, docs/interfaces.md): window 1 → document 2 →
+/// paragraph 3 ("Hello " then link 5 "there") and heading 7 ("Title"). The caret is in the
+/// link's text.
+fn web_document(greeting: &str, caret: usize) -> TreeUpdate {
+    let run = |text: &str| {
+        let mut node = Node::new(Role::TextRun);
+        node.set_value(text);
+        node.set_character_lengths(vec![1; text.chars().count()]);
+        node
+    };
+    let mut window = Node::new(Role::Window);
+    window.set_children(vec![NodeId(2)]);
+    let mut document = Node::new(Role::Document);
+    document.set_children(vec![NodeId(3), NodeId(7)]);
+    let at = |character_index| accesskit::TextPosition {
+        node: NodeId(6),
+        character_index,
+    };
+    document.set_text_selection(accesskit::TextSelection {
+        anchor: at(caret),
+        focus: at(caret),
+    });
+    let mut paragraph = Node::new(Role::Paragraph);
+    paragraph.set_children(vec![NodeId(4), NodeId(5)]);
+    let mut link = Node::new(Role::Link);
+    link.set_children(vec![NodeId(6)]);
+    let mut heading = Node::new(Role::Heading);
+    heading.set_children(vec![NodeId(8)]);
+    TreeUpdate {
+        nodes: vec![
+            (NodeId(1), window),
+            (NodeId(2), document),
+            (NodeId(3), paragraph),
+            (NodeId(4), run(greeting)),
+            (NodeId(5), link),
+            (NodeId(6), run("there")),
+            (NodeId(7), heading),
+            (NodeId(8), run("Title")),
+        ],
+        tree: Some(accesskit::TreeInfo::new(NodeId(1))),
+        tree_id: TreeId::ROOT,
+        focus: NodeId(2),
+    }
+}
+
+/// Under the per-block layout an edit and a caret move go to the block that shows them, with
+/// offsets in that block's text, not to the document with offsets in its whole text.
+#[test]
+fn a_web_document_reports_text_changes_on_the_block() {
+    let mut h = Harness::custom(web_document("Hello ", 1));
+    h.info.toolkit_name = Some("Chromium".to_owned());
+    let changes = h.commit(web_document("Hello, ", 3));
+    let messages = events_for(&h.ctx(), &changes);
+    let events = decode_events(&messages);
+    let (paragraph, link, document) = (node(3), node(5), node(2));
+    assert!(
+        events.contains(&ev(&paragraph, "TextChanged", "insert", 5, 1)),
+        "{events:#?}"
+    );
+    assert!(
+        events.contains(&ev(&link, "TextCaretMoved", "", 3, 0)),
+        "{events:#?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.0 == document && e.2.starts_with("Text")),
+        "the document's own text (one U+FFFC per block) did not change: {events:#?}"
+    );
+}

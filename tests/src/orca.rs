@@ -38,6 +38,10 @@ pub struct Orca {
 #[derive(Debug, Clone)]
 pub struct OrcaSpeech {
     pub utterances: Vec<String>,
+    /// What the web script's Say All read, one entry per piece of content in reading order
+    /// (its `WEB SAY ALL CONTENT` log lines). Say All speaks without a voice of its own, so
+    /// its words reach the log only in these lines, not as ordinary speech.
+    pub say_all: Vec<String>,
     pub debug_file: PathBuf,
 }
 
@@ -194,9 +198,27 @@ impl Orca {
         let text = String::from_utf8_lossy(&bytes);
         Ok(OrcaSpeech {
             utterances: extract_speech(&text),
+            say_all: extract_say_all(&text),
             debug_file: self.debug_file.clone(),
         })
     }
+}
+
+/// The text of each `WEB SAY ALL CONTENT: N. [object] 'text' (start-end)` line, trimmed. Orca
+/// 43.1 writes the object as `[role | name]`, 48.1 as `[role: 'name']` and pads the text and
+/// the offsets with spaces; the text is what lies between the quote after the object and the
+/// last quote before the offsets.
+fn extract_say_all(log: &str) -> Vec<String> {
+    const MARK: &str = "WEB SAY ALL CONTENT: ";
+    log.lines()
+        .filter_map(|line| {
+            let content = &line[line.find(MARK)? + MARK.len()..];
+            let text_start = content.find("] '")? + 3;
+            let text_end = content.rfind("' (")?;
+            let text = content.get(text_start..text_end)?;
+            Some(text.trim().to_owned())
+        })
+        .collect()
 }
 
 /// `orca-debug.out` for a session's first Orca, `orca-debug-2.out` for its second, and so on:
@@ -480,7 +502,16 @@ fn wait_for_no_other_orca(timeout: Duration) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::extract_speech;
+
+    #[test]
+    fn say_all_content_is_read_in_both_orca_formats() {
+        let log = "04:25:22.58 - WEB SAY ALL CONTENT: 1. [link | AccessKit] 'AccessKit' (0-9)\n\
+                   04:25:22.59 - WEB SAY ALL: [link | AccessKit] 'link' (0-9, current: 0)\n\
+                   04:25:50.18 - WEB SAY ALL CONTENT: 0. [heading: 'Sign up'] ' Sign up ' ( 0 - 7)\n\
+                   04:25:50.19 - WEB SAY ALL CONTENT: 2. [paragraph] ' first. ' ( 10 - 17)\n";
+        assert_eq!(extract_say_all(log), ["AccessKit", "Sign up", "first."]);
+    }
+    use super::{extract_say_all, extract_speech};
 
     #[test]
     fn extracts_single_and_multi_line_utterances_in_both_formats() {

@@ -10,7 +10,7 @@ use newton_push_protocol::SurfaceId;
 use super::DerivedModels;
 use crate::table::Grid;
 use crate::text::tests::{node, tree};
-use crate::text::TextModel;
+use crate::text::{TextLayout, TextModel};
 
 /// A window with a label (node 1, text `label`) and a one-cell table
 /// (node 2, its row 3, its cell 4).
@@ -48,14 +48,16 @@ fn a_model_built_on_one_thread_is_found_on_another() {
     let (text, grid) = std::thread::scope(|scope| {
         scope
             .spawn(|| {
-                let text = TextModel::cached(node(&tree, 1), at).expect("a label has text");
+                let text = TextModel::cached(node(&tree, 1), TextLayout::Inline, at)
+                    .expect("a label has text");
                 let grid = Grid::cached(&node(&tree, 2), at);
                 (Arc::clone(text.data()), Arc::clone(grid.data()))
             })
             .join()
             .expect("the other thread answers")
     });
-    let again = TextModel::cached(node(&tree, 1), at).expect("a label has text");
+    let again =
+        TextModel::cached(node(&tree, 1), TextLayout::Inline, at).expect("a label has text");
     assert!(Arc::ptr_eq(&text, again.data()), "the text model is reused");
     assert_eq!(again.text, "hello");
     let again = Grid::cached(&node(&tree, 2), at);
@@ -76,7 +78,7 @@ fn an_applied_frame_drops_the_surfaces_models() {
     let first = surface.tree().expect("a tree");
     let before = models.at(SurfaceId(1), surface.generation());
     let label = node(first, 1);
-    let built = TextModel::cached(label, before).expect("a label has text");
+    let built = TextModel::cached(label, TextLayout::Inline, before).expect("a label has text");
     let built = Arc::clone(built.data());
     models.retain_current(&replica);
     assert_eq!(models.surfaces_kept(), 1, "no frame yet: the model stays");
@@ -89,8 +91,12 @@ fn an_applied_frame_drops_the_surfaces_models() {
 
     let surface = replica.surface(SurfaceId(1)).expect("surface exists");
     let after = models.at(SurfaceId(1), surface.generation());
-    let model = TextModel::cached(node(surface.tree().expect("a tree"), 1), after)
-        .expect("a label has text");
+    let model = TextModel::cached(
+        node(surface.tree().expect("a tree"), 1),
+        TextLayout::Inline,
+        after,
+    )
+    .expect("a label has text");
     assert!(!Arc::ptr_eq(&built, model.data()));
     assert_eq!(model.text, "after");
 }
@@ -100,9 +106,17 @@ fn a_stale_model_is_never_served_even_before_it_is_dropped() {
     let old = tree(window("old"));
     let new = tree(window("new"));
     let models = DerivedModels::new();
-    let _ = TextModel::cached(node(&old, 1), models.at(SurfaceId(1), 10));
-    let model =
-        TextModel::cached(node(&new, 1), models.at(SurfaceId(1), 11)).expect("a label has text");
+    let _ = TextModel::cached(
+        node(&old, 1),
+        TextLayout::Inline,
+        models.at(SurfaceId(1), 10),
+    );
+    let model = TextModel::cached(
+        node(&new, 1),
+        TextLayout::Inline,
+        models.at(SurfaceId(1), 11),
+    )
+    .expect("a label has text");
     assert_eq!(model.text, "new");
     // The older state's grid is not kept beside the newer state's text.
     let grid = Grid::cached(&node(&old, 2), models.at(SurfaceId(1), 10));
@@ -117,14 +131,14 @@ fn two_surfaces_do_not_evict_each_other() {
     let models = DerivedModels::new();
     let at_one = models.at(SurfaceId(1), 20);
     let at_two = models.at(SurfaceId(2), 21);
-    let first = TextModel::cached(node(&one, 1), at_one).expect("text");
-    let second = TextModel::cached(node(&two, 1), at_two).expect("text");
+    let first = TextModel::cached(node(&one, 1), TextLayout::Inline, at_one).expect("text");
+    let second = TextModel::cached(node(&two, 1), TextLayout::Inline, at_two).expect("text");
     let grid_one = Grid::cached(&node(&one, 2), at_one);
     let grid_two = Grid::cached(&node(&two, 2), at_two);
     for _ in 0..3 {
-        let again = TextModel::cached(node(&one, 1), at_one).expect("text");
+        let again = TextModel::cached(node(&one, 1), TextLayout::Inline, at_one).expect("text");
         assert!(Arc::ptr_eq(first.data(), again.data()));
-        let again = TextModel::cached(node(&two, 1), at_two).expect("text");
+        let again = TextModel::cached(node(&two, 1), TextLayout::Inline, at_two).expect("text");
         assert!(Arc::ptr_eq(second.data(), again.data()));
         assert!(Arc::ptr_eq(
             grid_one.data(),
@@ -144,7 +158,11 @@ fn gone_surfaces_are_dropped_and_the_map_is_bounded() {
     let tree = tree(window("x"));
     let models = DerivedModels::new();
     for surface in 0..(super::MAX_SURFACES as u32 + 10) {
-        let _ = TextModel::cached(node(&tree, 1), models.at(SurfaceId(surface), 30));
+        let _ = TextModel::cached(
+            node(&tree, 1),
+            TextLayout::Inline,
+            models.at(SurfaceId(surface), 30),
+        );
     }
     assert_eq!(models.surfaces_kept(), super::MAX_SURFACES);
     models.retain_current(&replica);

@@ -82,6 +82,8 @@ pub(crate) struct Env<'a> {
     /// Where the surface state's text models are kept (`crate::derived`);
     /// `None` builds the model afresh.
     pub models: Option<ModelsAt<'a>>,
+    /// Inline or per block, as the application's producer calls for.
+    pub layout: TextLayout,
 }
 
 impl<'a> Env<'a> {
@@ -91,6 +93,7 @@ impl<'a> Env<'a> {
             surface: ctx.surface.id(),
             geometry: ctx.surface.geometry(),
             models: Some(ctx.models()),
+            layout: layout_of(ctx),
         }
     }
 }
@@ -112,13 +115,21 @@ impl<'a> TextOn<'a> {
     }
 }
 
-/// Whether this node gets the Text interface.
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    has_text(&ctx.node)
+/// The text layout of the node's application (`blocks.rs`).
+pub(crate) fn layout_of(ctx: &NodeCtx) -> TextLayout {
+    TextLayout::for_toolkit(crate::accessible::toolkit_name(ctx.app))
 }
 
-/// Whether `node` exposes Text (see the module doc).
-pub(crate) fn has_text(node: &NodeRef) -> bool {
+/// Whether this node gets the Text interface.
+pub(crate) fn supported(ctx: &NodeCtx) -> bool {
+    has_text(&ctx.node, layout_of(ctx))
+}
+
+/// Whether `node` exposes Text in `layout` (see the module doc).
+pub(crate) fn has_text(node: &NodeRef, layout: TextLayout) -> bool {
+    if layout.is_block_text(node) {
+        return has_block_text(node);
+    }
     node.supports_text_ranges() || plain_text_of(node).is_some()
 }
 
@@ -126,7 +137,7 @@ pub(crate) fn has_text(node: &NodeRef) -> bool {
 /// the event code for text-changed events and by EditableText.
 #[allow(dead_code)]
 pub fn text_of(node: &NodeRef) -> String {
-    TextModel::of(*node)
+    TextModel::of(*node, TextLayout::Inline)
         .map(|model| model.text.clone())
         .unwrap_or_default()
 }
@@ -135,7 +146,7 @@ pub fn text_of(node: &NodeRef) -> String {
 /// the event code (text-caret-moved); allowed unused until it is wired.
 #[allow(dead_code)]
 pub fn caret_offset(node: &NodeRef) -> Option<i32> {
-    let model = TextModel::of(*node)?;
+    let model = TextModel::of(*node, TextLayout::Inline)?;
     model.caret().map(to_i32)
 }
 
@@ -163,7 +174,7 @@ pub(crate) fn handle(
 
 /// The node's text model (kept per surface state when known).
 fn model(on: TextOn) -> Result<TextModel, CallError> {
-    require_model(on.env.models, on.node)
+    require_model(&on.env, on.node)
 }
 
 fn character_count(on: TextOn) -> Result<i32, CallError> {
@@ -214,7 +225,10 @@ fn set_caret_offset(on: TextOn, offset: i32) -> Result<Acted<bool>, CallError> {
     let selection = model
         .offset(offset)
         .and_then(|o| model.selection_between(o, o));
-    Ok(with_selection(on.node, selection))
+    Ok(with_selection(
+        model.selection_source().unwrap_or(on.node),
+        selection,
+    ))
 }
 
 fn n_selections(on: TextOn) -> Result<i32, CallError> {
@@ -237,7 +251,10 @@ fn add_selection(on: TextOn, start: i32, end: i32) -> Result<Acted<bool>, CallEr
     } else {
         model.selection_for(start, end)
     };
-    Ok(with_selection(on.node, selection))
+    Ok(with_selection(
+        model.selection_source().unwrap_or(on.node),
+        selection,
+    ))
 }
 
 fn remove_selection(on: TextOn, number: i32) -> Result<Acted<bool>, CallError> {
@@ -246,7 +263,10 @@ fn remove_selection(on: TextOn, number: i32) -> Result<Acted<bool>, CallError> {
         (0, Some(_), Some(caret)) => model.selection_between(caret, caret),
         _ => None,
     };
-    Ok(with_selection(on.node, selection))
+    Ok(with_selection(
+        model.selection_source().unwrap_or(on.node),
+        selection,
+    ))
 }
 
 fn set_selection(on: TextOn, number: i32, start: i32, end: i32) -> Result<Acted<bool>, CallError> {
@@ -256,7 +276,10 @@ fn set_selection(on: TextOn, number: i32, start: i32, end: i32) -> Result<Acted<
     } else {
         None
     };
-    Ok(with_selection(on.node, selection))
+    Ok(with_selection(
+        model.selection_source().unwrap_or(on.node),
+        selection,
+    ))
 }
 
 fn attributes(on: TextOn, offset: i32) -> Result<(Attributes, i32, i32), CallError> {
@@ -361,18 +384,15 @@ fn scroll_substring_to_point(
 }
 
 /// `node`'s text model, from the surface state's kept models when given.
-pub(crate) fn model_at<'a>(models: Option<ModelsAt>, node: NodeRef<'a>) -> Option<TextModel<'a>> {
-    match models {
-        Some(models) => TextModel::cached(node, models),
-        None => TextModel::of(node),
+pub(crate) fn model_at<'a>(env: &Env, node: NodeRef<'a>) -> Option<TextModel<'a>> {
+    match env.models {
+        Some(models) => TextModel::cached(node, env.layout, models),
+        None => TextModel::of(node, env.layout),
     }
 }
 
-pub(crate) fn require_model<'a>(
-    models: Option<ModelsAt>,
-    node: NodeRef<'a>,
-) -> Result<TextModel<'a>, CallError> {
-    model_at(models, node).ok_or_else(|| {
+pub(crate) fn require_model<'a>(env: &Env, node: NodeRef<'a>) -> Result<TextModel<'a>, CallError> {
+    model_at(env, node).ok_or_else(|| {
         CallError::NotSupported(format!(
             "this {:?} node has no text; query Text only on objects that list {INTERFACE}",
             node.role()

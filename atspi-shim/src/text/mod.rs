@@ -8,7 +8,12 @@
 //! code-point offsets on that model, so every query is a pure function of
 //! the model and cannot panic whatever offset or boundary an AT sends.
 //!
-//! Which nodes have Text ([`supported`]):
+//! Two layouts ([`TextLayout`], chosen per application by the toolkit its
+//! producer names): the inline layout below, and for a web engine the
+//! per-block layout of `blocks.rs` (Text on every block of a document, one
+//! U+FFFC per child object), which Orca's web script is written for.
+//!
+//! Which nodes have Text in the inline layout ([`supported`]):
 //! * nodes where `supports_text_ranges()` holds (text inputs, labels,
 //!   documents and terminals with `TextRun` children): the text is the
 //!   concatenation of the runs, exactly as AccessKit's document range;
@@ -35,9 +40,9 @@
 //!   paragraph break.
 //! * Lines start at runs without `previous_on_line` and after hard breaks;
 //!   paragraphs start after `\n` / U+2029.
-//! * No U+FFFC is inserted: AccessKit inlines the text of links and other
-//!   inline children as runs, so their text is part of the parent's text
-//!   (see `hypertext.rs`).
+//! * No U+FFFC is inserted in the inline layout: AccessKit inlines the text
+//!   of links and other inline children as runs, so their text is part of
+//!   the parent's text (see `hypertext.rs`).
 //! * Password inputs expose the masked text AccessKit would expose (one
 //!   U+2022 per character unless the producer already masked it).
 //! * GetAttributeValue returns just `s` (what atk-bridge sends and libatspi
@@ -63,6 +68,9 @@ use crate::Handled;
 use crate::{CallError, NodeCtx};
 
 mod attributes;
+mod blocks;
+#[cfg(test)]
+mod blocks_tests;
 mod boundaries;
 mod coordinates;
 mod dispatch;
@@ -71,6 +79,7 @@ mod model;
 pub(crate) mod tests;
 
 pub(crate) use attributes::*;
+pub(crate) use blocks::*;
 pub(crate) use boundaries::*;
 pub(crate) use coordinates::*;
 pub(crate) use dispatch::*;

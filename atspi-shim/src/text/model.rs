@@ -19,7 +19,7 @@ pub(crate) struct Run {
 /// A node's text flattened for code-point arithmetic.
 pub(crate) struct TextModel<'a> {
     pub root: NodeRef<'a>,
-    data: Arc<TextData>,
+    pub(super) data: Arc<TextData>,
 }
 
 impl std::ops::Deref for TextModel<'_> {
@@ -35,23 +35,32 @@ impl std::ops::Deref for TextModel<'_> {
 pub(crate) struct TextData {
     pub text: String,
     /// Byte index of every code point, followed by `text.len()`.
-    bytes: Vec<usize>,
+    pub(super) bytes: Vec<usize>,
     /// The code points of `text`, for boundary scans.
-    chars: Vec<char>,
+    pub(super) chars: Vec<char>,
     /// Empty for the plain-string backend.
     pub runs: Vec<Run>,
     /// Word starts the producer supplied; `None` when no run has any.
-    producer_words: Option<Vec<usize>>,
+    pub(super) producer_words: Option<Vec<usize>>,
     /// Offsets where a run without `previous_on_line` starts.
-    run_line_starts: Vec<usize>,
+    pub(super) run_line_starts: Vec<usize>,
     /// Each boundary's sorted cut points, computed on first use: they are
     /// O(whole text) to find, and Orca asks for words and lines of one
     /// text many times between two commits.
-    boundary_points: BoundaryPoints,
+    pub(super) boundary_points: BoundaryPoints,
     /// The text's links, computed on first use (`hypertext::link_index`):
     /// O(runs × depth) to find, and Orca's braille asks for every link of
     /// the focused text one by one.
     pub(crate) link_index: std::sync::OnceLock<crate::hypertext::LinkIndex>,
+    /// Per-block layout: each exposed child's node and the offset of its
+    /// U+FFFC, in text order (empty in the inline layout).
+    pub(super) embedded: Vec<(NodeId, usize)>,
+    /// Built by `from_blocks`: geometry comes from the block's own runs
+    /// and children, not from AccessKit's range over the node's subtree.
+    pub(super) per_block: bool,
+    /// Per-block layout: the node holding the producer's text selection
+    /// (`supports_text_ranges`), when it is not the block itself.
+    pub(crate) holder: Option<NodeId>,
 }
 
 /// Lazily computed cut points, one slot per [`Boundary`] except `Char`.
@@ -161,8 +170,17 @@ pub(crate) fn run_clusters<'a>(run: &NodeRef<'a>) -> Vec<&'a str> {
 }
 
 impl<'a> TextModel<'a> {
-    /// The model of `node`'s text, or `None` when it has no Text.
-    pub(crate) fn of(node: NodeRef<'a>) -> Option<Self> {
+    /// The model of `node`'s text in `layout`, or `None` when it has no Text.
+    pub(crate) fn of(node: NodeRef<'a>, layout: TextLayout) -> Option<Self> {
+        if layout.is_block_text(&node) {
+            let has_children = node.children().any(|child| {
+                child.role() == Role::TextRun || crate::objects::is_exposed_child(&child)
+            });
+            if has_children {
+                return Some(Self::from_blocks(node));
+            }
+            return plain_text_of(&node).map(|text| Self::plain(node, text));
+        }
         if node.supports_text_ranges() {
             return Some(Self::from_runs(node));
         }
@@ -176,11 +194,8 @@ impl<'a> TextModel<'a> {
             chars: text.chars().collect(),
             text,
             bytes,
-            runs: Vec::new(),
-            producer_words: None,
             run_line_starts: vec![0],
-            boundary_points: BoundaryPoints::default(),
-            link_index: std::sync::OnceLock::new(),
+            ..TextData::empty()
         };
         TextModel {
             root,
@@ -195,14 +210,8 @@ impl<'a> TextModel<'a> {
         let masked = root.is_password_input()
             && has_distinct(pieces.iter().flat_map(|(_, clusters)| clusters.iter()));
         let mut model = TextData {
-            text: String::new(),
-            bytes: Vec::new(),
-            chars: Vec::new(),
             runs: Vec::with_capacity(pieces.len()),
-            producer_words: None,
-            run_line_starts: Vec::new(),
-            boundary_points: BoundaryPoints::default(),
-            link_index: std::sync::OnceLock::new(),
+            ..TextData::empty()
         };
         let mut words = Vec::new();
         let mut any_words = false;
@@ -233,8 +242,14 @@ impl<'a> TextModel<'a> {
     /// The model of `node`'s text in the surface state `models` stands for,
     /// reusing the one kept there (by any thread) when the node's text was
     /// modelled already (see `crate::derived`).
-    pub(crate) fn cached(node: NodeRef<'a>, models: ModelsAt<'_>) -> Option<Self> {
-        let data = models.text(node.locate().0, || Self::of(node).map(|model| model.data))?;
+    pub(crate) fn cached(
+        node: NodeRef<'a>,
+        layout: TextLayout,
+        models: ModelsAt<'_>,
+    ) -> Option<Self> {
+        let data = models.text(node.locate().0, || {
+            Self::of(node, layout).map(|model| model.data)
+        })?;
         Some(TextModel { root: node, data })
     }
 
@@ -560,11 +575,23 @@ impl<'a> TextModel<'a> {
     }
 
     pub(crate) fn raw_selection(&self) -> Option<(usize, usize)> {
-        let selection = self.root.data().text_selection()?;
+        let selection = self.selection_source()?.data().text_selection()?;
         Some((
             self.offset_of(&selection.anchor)?,
             self.offset_of(&selection.focus)?,
         ))
+    }
+
+    /// The node whose text selection this text shows: itself, or in the
+    /// per-block layout the document (or label) that holds the selection.
+    pub(crate) fn selection_source(&self) -> Option<NodeRef<'a>> {
+        match self.holder {
+            Some(holder) => self
+                .root
+                .tree_state
+                .node_by_tree_local_id(holder, TreeId::ROOT),
+            None => Some(self.root),
+        }
     }
 
     /// The caret (the selection's focus), if the node has one.
@@ -658,6 +685,9 @@ impl<'a> TextModel<'a> {
     /// Surface-relative bounds of `[start, end)`; `None` without per-character
     /// geometry or for a bad range.
     pub(crate) fn bounds(&self, start: usize, end: usize) -> Option<Rect> {
+        if self.per_block {
+            return self.block_bounds(start, end);
+        }
         if self.runs.is_empty() || start > end || end > self.len() {
             return None;
         }
@@ -694,6 +724,9 @@ impl<'a> TextModel<'a> {
     /// The offset of the character under a surface-relative point; `None`
     /// when the point is outside the node or there is no geometry.
     pub(crate) fn offset_at_point(&self, (x, y): (f64, f64)) -> Option<usize> {
+        if self.per_block {
+            return self.block_offset_at_point(Point::new(x, y));
+        }
         // Without per-character geometry the consumer would answer the end
         // of the text for any point; atk's answer for "unknown" is -1.
         let has_geometry = self

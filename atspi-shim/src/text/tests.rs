@@ -20,6 +20,7 @@ pub(crate) const ENV: Env<'static> = Env {
     surface: SurfaceId(7),
     geometry: GEOMETRY,
     models: None,
+    layout: TextLayout::Inline,
 };
 
 /// A text run from its AccessKit characters.
@@ -398,8 +399,8 @@ fn plain_label_without_runs_has_text() {
     named.set_label("Only a name");
     let tree = tree(vec![(0, root), (1, label), (2, button), (3, named)]);
     let n = node(&tree, 1);
-    assert!(has_text(&n));
-    assert!(!has_text(&node(&tree, 2)));
+    assert!(has_text(&n, TextLayout::Inline));
+    assert!(!has_text(&node(&tree, 2), TextLayout::Inline));
     assert_eq!(text_of(&node(&tree, 3)), "Only a name");
     assert_eq!(caret_offset(&n), None);
     assert_eq!(
@@ -793,5 +794,5 @@ fn header_cells_and_headings_have_their_name_as_text() {
     assert_eq!(text_of(&node(&tree, 2)), "Ada");
     assert_eq!(text_of(&node(&tree, 4)), "Lists");
     // Data cells are read by name under both Orcas; they keep no Text.
-    assert!(!has_text(&node(&tree, 3)));
+    assert!(!has_text(&node(&tree, 3), TextLayout::Inline));
 }
