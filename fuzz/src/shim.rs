@@ -225,11 +225,13 @@ fn fuzzed_subject(input: &mut Input) -> Option<Subject> {
             let _ = replica.commit(second, vec![tree_from_input(input)], 0);
         }
     }
+    // A web engine's name selects the per-block text layout (text/blocks.rs).
+    let toolkit_name = input.one_in(2).then(|| "Chromium".to_owned());
     let info = AppInfo {
         app_id: "org.newton.fuzz".into(),
         name: "Fuzz".into(),
         pid: None,
-        toolkit_name: None,
+        toolkit_name,
         toolkit_version: None,
     };
     Some(Subject::from_replica("fuzzed".into(), replica, info))
