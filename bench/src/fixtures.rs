@@ -34,6 +34,33 @@ impl Stream {
         }
     }
 
+    /// The same stream announced as made by `toolkit` (the hello's `toolkit_name`): a web
+    /// engine's name gives its documents the bridge's per-block text layout.
+    pub fn with_toolkit(mut self, toolkit: &str) -> Stream {
+        if let Some(hello) = self.lines.first_mut().and_then(|l| l.hello.as_mut()) {
+            hello.app.toolkit_name = Some(toolkit.to_owned());
+        }
+        self
+    }
+
+    /// The stream up to and including its first commit: the full tree, nothing after it, so
+    /// a reader of the stream knows the tree every copy of it shows.
+    pub fn first_frame(mut self) -> Stream {
+        let first_commit = self
+            .lines
+            .iter()
+            .position(|l| matches!(l.message, Some(SenderMessage::Commit { .. })));
+        if let Some(last) = first_commit {
+            self.lines.truncate(last + 1);
+        }
+        self
+    }
+
+    /// The stream's first update (the full tree).
+    pub fn first_tree(&self) -> Option<&TreeUpdate> {
+        self.updates().first().copied()
+    }
+
     pub fn hello(&self) -> Result<Hello> {
         self.lines
             .first()

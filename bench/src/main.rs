@@ -22,6 +22,7 @@ mod queries;
 mod report;
 mod restart;
 mod rounds;
+mod say_all;
 mod stats;
 mod threads;
 mod update_cost;
@@ -144,6 +145,8 @@ struct Args {
     memory_check: Option<(usize, usize, usize)>,
     /// `--costly-calls [NODES]`: six looping GetMatches clients against another application.
     costly_calls: Option<usize>,
+    /// `--say-all`: only Say All per block on doc-100k, bridge (as a web engine) vs accesskit_unix.
+    say_all: bool,
 }
 
 impl Args {
@@ -199,6 +202,7 @@ fn parse_args() -> Result<Option<Args>> {
         adapter_app: None,
         memory_check: None,
         costly_calls: None,
+        say_all: false,
     };
     let mut it = std::env::args().skip(1).peekable();
     while let Some(arg) = it.next() {
@@ -209,6 +213,7 @@ fn parse_args() -> Result<Option<Args>> {
             "--fairness-only" => args.fairness_only = true,
             "--update-cost" => args.update_cost = true,
             "--key-latency" => args.key_latency = true,
+            "--say-all" => args.say_all = true,
             "--adapter-app" => {
                 let items = it
                     .next()
@@ -276,6 +281,9 @@ fn parse_args() -> Result<Option<Args>> {
                      --threads-only  only daemon threads with 1/10/50 applications and 10 P2P clients, and the\n\
                      \x20        bridge's Ping beside the registry's and the bus's (NEWTON_BRIDGE_BIN_BEFORE=PATH adds a build)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
+                     --say-all  only Say All per block: Orca 43.1's web-script calls on the first 200 blocks\n\
+                     \x20        of doc-100k sent as \"Chromium\" (per-block text), beside the same content read\n\
+                     \x20        through accesskit_unix (build newton-legacy-reference too; prints its table)\n\
                      --orca-only  only the Orca 43.1 call profile on egui-form-focus, the bridge against the\n\
                      \x20        in-process accesskit_unix reference (build newton-legacy-reference too; prints its table)\n\
                      --profile  instead of the suite: perf-record the bridge's hot paths (100k nodes) into DIR\n\
@@ -312,6 +320,7 @@ fn main() -> ExitCode {
         }) => update_cost::run_adapter_app(items),
         Some(args) if args.update_cost => run_update_cost(&args),
         Some(args) if args.key_latency => run_key_latency(&args),
+        Some(args) if args.say_all => run_say_all(&args),
         Some(Args {
             costly_calls: Some(nodes),
             ref out,
@@ -462,6 +471,36 @@ fn run_key_latency(args: &Args) -> Result<()> {
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     println!("{}", keys::markdown(&latency));
     println!("results: {}", path.display());
+    Ok(())
+}
+
+/// `--say-all`: Say All per block alone, its table on stdout and `say-all.json` in the output
+/// directory.
+fn run_say_all(args: &Args) -> Result<()> {
+    let started = Instant::now();
+    let size = say_all::Size::new(args.smoke);
+    let files = args.fixtures_dir()?;
+    let mut world = World::start(files)?;
+    if world.legacy_bin.is_none() {
+        step(started, "legacy reference not built: the bridge side only");
+    }
+    step(
+        started,
+        &format!(
+            "Say All: {} sections, {} blocks",
+            size.sections, size.blocks
+        ),
+    );
+    let result = say_all::measure(&mut world, &size)?;
+    drop(world);
+    let json = serde_json::to_string_pretty(&result)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("say-all.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", say_all::markdown(&result));
+    println!("results: {}", path.display());
+    step(started, "say-all done");
     Ok(())
 }
 
