@@ -39,6 +39,7 @@ KEYS = {
     "KP_Subtract": (0xFFAD, 82),
     "KP_Add": (0xFFAB, 86),
     "space": (0x20, 65),
+    "Control_L": (0xFFE3, 37),
 }
 LETTER_KEYCODES = dict(zip("abcdefghijklmnopqrstuvwxyz", [
     38, 56, 54, 40, 26, 41, 42, 43, 31, 44, 45, 46, 58, 57, 32, 33, 24, 27, 39, 28, 30, 55, 25, 53, 29, 52]))

@@ -26,6 +26,7 @@ pub mod raw_sender;
 mod session;
 mod stepped;
 mod summary;
+mod voice;
 mod wait;
 mod xdo;
 
@@ -41,6 +42,7 @@ pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
 pub use stepped::SteppedReplay;
 pub use summary::{summary_note, summary_path};
+pub use voice::{SilentVoice, STOPPED};
 pub use wait::wait_until;
 pub use xdo::{find_window, xdotool};
 

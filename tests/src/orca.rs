@@ -123,10 +123,24 @@ impl Orca {
     /// focus event ("OK button." missing after Tab in egui-form-focus) — an order no real
     /// application produces, since it reacts to the key after it was sent.
     pub fn press(&self, session: &mut TestSession, label: &str, key: &str) -> Result<Option<bool>> {
-        let version = OrcaVersion::current()?;
-        if version.reads_keys_from_x() {
-            crate::xdotool(session, label, &["key", "--clearmodifiers", key])?;
+        let consumed = self.press_while_speaking(session, label, key)?;
+        if consumed.is_none() {
             self.wait_idle(session)?;
+        }
+        Ok(consumed)
+    }
+
+    /// [`Orca::press`] without waiting for Orca to go idle afterwards: for a key that starts
+    /// speech going on for a while (Say All with a [`crate::SilentVoice`]), during which Orca
+    /// keeps working and never idles.
+    pub fn press_while_speaking(
+        &self,
+        session: &mut TestSession,
+        label: &str,
+        key: &str,
+    ) -> Result<Option<bool>> {
+        if OrcaVersion::current()?.reads_keys_from_x() {
+            crate::xdotool(session, label, &["key", "--clearmodifiers", key])?;
             return Ok(None);
         }
         let (modifiers, name) = atspi_modifiers(key)?;
@@ -177,6 +191,17 @@ impl Orca {
             ),
             other => other,
         })
+    }
+
+    /// What the web script's Say All has read so far (its `WEB SAY ALL CONTENT` lines): the
+    /// debug file is line-buffered (see [`LINE_BUFFERING_HOOK`]), so it can be read while Orca
+    /// runs.
+    pub fn say_all_so_far(&self) -> Result<Vec<String>> {
+        let bytes = std::fs::read(&self.debug_file).map_err(HarnessError::io(format!(
+            "read Orca debug file {}",
+            self.debug_file.display()
+        )))?;
+        Ok(extract_say_all(&String::from_utf8_lossy(&bytes)))
     }
 
     /// SIGTERM, wait ≤ 10 s (then SIGKILL), then read the now complete debug file.

@@ -18,7 +18,8 @@
 //!   mode. H, Shift+H, K and T find their targets with Collection.GetMatches on the document and
 //!   Orca speaks them; Alt+Shift+arrows move between table cells. The bridge gives such a
 //!   producer's document per-block text (docs/interfaces.md, "Per-block text"): Down and Up
-//!   read it line by line, and Say All (KP_Add) reads it to the end.
+//!   read it line by line, and Say All (KP_Add) reads it to the end, or, with a voice
+//!   (`SilentVoice`, tests/README.md), until Control stops it.
 //!
 //! Details, line numbers in Orca's sources and the limits found: docs/interfaces.md, "Orca 43.1
 //! and structural navigation".
@@ -37,7 +38,7 @@ use std::time::Duration;
 use accesskit::{NodeId, Role, TreeId, TreeUpdate};
 use newton_e2e::{
     check_golden, fixture, orca_golden, orca_tests_skipped, Bridge, Orca, OrcaSpeech, OrcaVersion,
-    SessionOptions, TestSession,
+    SessionOptions, SilentVoice, TestSession,
 };
 use newton_producer::Sender;
 use newton_push_protocol::{BridgeMessage, RecordedLine, SenderMessage, SurfaceId};
@@ -1019,9 +1020,10 @@ fn assert_said_containing_in_order(speech: &OrcaSpeech, expected: &[&str]) {
 
 /// Say All on doc-100k sent by a web engine (issue 17), from a link in the last section: Orca
 /// reads from the caret's line to the end of the 100,000-node document, every piece in order.
-/// It starts near the end because in this harness Say All cannot be stopped (see
-/// `orca_web_script_says_all_of_doc_small_chromium`); what it reads is answered per block, so
-/// the size of the document before the caret does not enter into it.
+/// It starts near the end because, without a voice, Say All runs to the end of the document in
+/// one go (`orca_web_script_says_all_of_doc_100k_until_stopped_chromium` gives Orca a voice and
+/// stops it); what it reads is answered per block, so the size of the document before the caret
+/// does not enter into it.
 #[test]
 fn orca_web_script_says_all_of_doc_100k_from_its_last_section_chromium() {
     if skip_loudly() {
@@ -1044,7 +1046,7 @@ fn orca_web_script_says_all_of_doc_100k_from_its_last_section_chromium() {
         .collect();
     let expected = document.words_from(paragraph.expect("a link has a parent"));
     eprintln!(
-        "SAYALL {} pieces; {:#?}",
+        "Say All read {} pieces: {:#?}",
         speech.say_all.len(),
         speech.say_all
     );
@@ -1052,4 +1054,137 @@ fn orca_web_script_says_all_of_doc_100k_from_its_last_section_chromium() {
         read, expected,
         "Say All did not read from the caret's paragraph to the end in order"
     );
+}
+
+/// How many text blocks past the caret's paragraph Say All reads on doc-100k before the test
+/// stops it.
+const BLOCKS_BEFORE_STOP: usize = 12;
+
+/// Say All on doc-100k, stopped by the listener (issue 17). With a voice (speech-dispatcher and
+/// the silent module, `SilentVoice`), Orca asks for each next piece only when the previous one
+/// has been said. From the first section's first link, KP_Add reads on through the following
+/// sections; once the voice has said the twelfth block after the link's paragraph, Control
+/// stops it, and nothing more is read or said.
+#[test]
+fn orca_web_script_says_all_of_doc_100k_until_stopped_chromium() {
+    if skip_loudly() {
+        return;
+    }
+    let document = LargeDocument::write("say-all-stopped");
+    let (first_link, paragraph) = document.links()[0];
+    let paragraph = paragraph.expect("a link has a parent");
+    let blocks = document.text_blocks_after(paragraph);
+    let stop_after = blocks
+        .get(BLOCKS_BEFORE_STOP)
+        .expect("doc-100k has enough blocks after its first paragraph");
+
+    let mut session =
+        TestSession::start(SessionOptions::default()).expect("start the test session");
+    let bridge = Bridge::start(&mut session).expect("start the bridge");
+    let voice = SilentVoice::install(
+        &session,
+        std::path::Path::new(env!("CARGO_BIN_EXE_newton-silent-voice")),
+        Duration::from_millis(5),
+    )
+    .expect("give Orca a silent voice");
+    let orca = Orca::start(&mut session).expect("start Orca");
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after starting");
+    let mut app = App::start(
+        &bridge.socket,
+        document.recording(),
+        Producer::WebEngine("Chromium"),
+    );
+    session
+        .wait_for_app("Newton document", bridge.pid())
+        .expect("the application appears on the desktop");
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after the first frame");
+    app.focus(first_link.0);
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after the focus move");
+    orca.press_while_speaking(&mut session, "say-all", "KP_Add")
+        .expect("press KP_Add");
+    voice
+        .wait_to_hear(&session, stop_after)
+        .expect("Say All reads on through the sections");
+    orca.press(&mut session, "stop-say-all", "Control_L")
+        .expect("press Control");
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after the stop");
+    let read_at_stop = orca.say_all_so_far().expect("read Orca's log");
+    let heard_at_stop = voice.heard().expect("read the voice's log");
+    // Unstopped, Say All starts a piece every few hundred milliseconds: three seconds is ample
+    // to show that it does not go on.
+    std::thread::sleep(Duration::from_secs(3));
+    orca.wait_idle(&mut session).expect("Orca stays settled");
+    let read_later = orca.say_all_so_far().expect("read Orca's log");
+    let heard_later = voice.heard().expect("read the voice's log");
+    let speech = orca
+        .stop(&mut session)
+        .expect("stop Orca and read its speech");
+    session
+        .ensure_running(bridge.pid())
+        .expect("bridge survived Orca");
+    drop(app);
+    let report = session.shutdown();
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+    eprintln!("The voice heard: {heard_later:#?}");
+    eprintln!("Say All read: {read_later:#?}");
+
+    assert_eq!(
+        read_later, read_at_stop,
+        "Say All read on after Control stopped it"
+    );
+    assert_eq!(
+        heard_later, heard_at_stop,
+        "Orca spoke on after Control stopped Say All"
+    );
+    let read: String = read_at_stop
+        .iter()
+        .flat_map(|piece| piece.chars())
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let expected = document.words_from(paragraph);
+    let compact = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    assert!(
+        expected.starts_with(&read),
+        "Say All did not read doc-100k from the caret's paragraph in order: {read_at_stop:#?}"
+    );
+    assert!(
+        read.contains(&compact(stop_after)),
+        "Say All stopped before the block the voice said: {read_at_stop:#?}"
+    );
+    assert!(
+        read.len() < expected.len() / 2,
+        "Say All was not stopped: it read {} of {} characters",
+        read.len(),
+        expected.len()
+    );
+    assert_heard_in_order(&heard_at_stop, &read_at_stop);
+    assert!(
+        !speech.utterances.is_empty(),
+        "Orca logged no speech at all"
+    );
+}
+
+/// Fails unless the voice said each piece Say All read (but the last, which may have been cut
+/// short), in order.
+fn assert_heard_in_order(heard: &[String], pieces: &[String]) {
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let heard = words(&heard.join(" "));
+    let mut from = 0;
+    for piece in pieces.iter().take(pieces.len().saturating_sub(1)) {
+        let piece = words(piece);
+        if piece.is_empty() {
+            continue;
+        }
+        match heard[from..].find(&piece) {
+            Some(at) => from += at + piece.len(),
+            None => panic!(
+                "the voice did not say {piece:?} (in order after the previous pieces); it heard: \
+                 {heard:?}"
+            ),
+        }
+    }
 }
