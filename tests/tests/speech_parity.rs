@@ -41,22 +41,15 @@
 //! run 1 with the bridged side (default: legacy).
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use newton_e2e::{
     extract_speech, fixture, golden_path, orca_golden, orca_tests_skipped, registry_key,
-    summary_note, update_goldens, workspace_root, Bridge, BusClient, KeyPhase, Orca, OrcaVersion,
-    SessionOptions, SteppedReplay, TestSession,
+    summary_note, update_goldens, workspace_root, Bridge, BusClient, KeyPhase, LegacyReference,
+    Orca, OrcaVersion, SessionOptions, SteppedReplay, TestSession,
 };
-
-/// How long the legacy reference may take to answer one stdin command.
-const LEGACY_LINE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The side run 1 starts with: the legacy side, unless `NEWTON_SPEECH_FIRST=bridged` (to
 /// reproduce something a rerun showed in that order; the reruns then swap as usual).
@@ -592,114 +585,11 @@ fn notify_key(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The legacy application: newton-legacy-reference --step, driven on stdin.
-
-fn legacy_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("NEWTON_LEGACY_BIN") {
-        return PathBuf::from(path);
-    }
-    let beside_tests = std::env::current_exe().ok().and_then(|exe| {
-        exe.parent()?
-            .parent()
-            .map(|profile| profile.join("newton-legacy-reference"))
-    });
-    let path = beside_tests
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| workspace_root().join("target/debug/newton-legacy-reference"));
-    assert!(
-        path.is_file(),
-        "{} not found: run `cargo build -p newton-legacy-reference` first (or set NEWTON_LEGACY_BIN)",
-        path.display()
-    );
-    path
-}
-
-/// A running `newton-legacy-reference --step`, its stdout read line by line. Killed (our own
-/// child, by handle) on drop.
-struct Legacy {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    stderr_path: PathBuf,
-}
-
-impl Legacy {
-    /// Starts the reference; it applies the first commit at once and says `ready`.
-    fn start(session: &TestSession, recording: &Path) -> Legacy {
-        let stderr_path = session.dir().join("logs").join("legacy.err");
-        let stderr = File::create(&stderr_path).expect("create the legacy stderr log");
-        let mut cmd = session.command(legacy_binary());
-        cmd.arg(recording)
-            .arg("--step")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr);
-        let mut child = cmd.spawn().expect("start newton-legacy-reference");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stdin = child.stdin.take().expect("piped stdin");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut legacy = Legacy {
-            child,
-            stdin,
-            lines,
-            stderr_path,
-        };
-        legacy.expect_line("ready");
-        legacy
-    }
-
-    /// Applies commits up to `serial` and waits until they are visible on the bus.
-    fn goto(&mut self, serial: u64) {
-        writeln!(self.stdin, "goto {serial}").expect("write to the legacy reference");
-        self.stdin
-            .flush()
-            .expect("flush the legacy reference's stdin");
-        self.expect_line(&format!("applied {serial}"));
-    }
-
-    fn expect_line(&mut self, wanted: &str) {
-        let start = Instant::now();
-        loop {
-            let left = LEGACY_LINE_TIMEOUT.saturating_sub(start.elapsed());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line == wanted => return,
-                Ok(line) if line.starts_with("error") || line.starts_with("rejected") => {
-                    panic!("legacy reference said {line:?}; stderr:\n{}", self.stderr())
-                }
-                Ok(_) => continue,
-                Err(_) => panic!(
-                    "legacy reference did not say {wanted:?}; stderr:\n{}",
-                    self.stderr()
-                ),
-            }
-        }
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
-    }
-}
-
-impl Drop for Legacy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // One side's application, whatever it is.
 
 enum App {
     /// Started at the first step (the reference applies its first commit when it starts).
-    Legacy(Option<Legacy>),
+    Legacy(Option<LegacyReference>),
     /// The bridge daemon runs for the whole session; the sender connects at the first step.
     Bridged(Option<SteppedReplay>),
 }
@@ -715,11 +605,12 @@ impl App {
     ) {
         match self {
             App::Legacy(legacy) => match legacy {
-                Some(legacy) => legacy.goto(settled),
+                Some(legacy) => legacy.goto(settled).expect("apply the legacy commits"),
                 None => {
-                    let mut started = Legacy::start(session, &scenario.recording);
-                    started.goto(settled);
-                    let pid = started.child.id();
+                    let mut started = LegacyReference::start(session, &scenario.recording)
+                        .expect("start the legacy reference");
+                    started.goto(settled).expect("apply the legacy commits");
+                    let pid = started.pid();
                     *legacy = Some(started);
                     wait_for_app_of_pid(session, pid);
                 }
@@ -747,7 +638,7 @@ impl App {
     /// The process answering for the application (the bridge daemon for the bridged side).
     fn pid(&self, bridge: &Bridge) -> Option<u32> {
         match self {
-            App::Legacy(legacy) => legacy.as_ref().map(|l| l.child.id()),
+            App::Legacy(legacy) => legacy.as_ref().map(LegacyReference::pid),
             App::Bridged(_) => Some(bridge.pid()),
         }
     }

@@ -1,0 +1,143 @@
+//! The legacy application: `newton-legacy-reference --step`, a recording exposed in-process
+//! through accesskit_unix, as an AccessKit application would be, driven on stdin. Tests compare
+//! what an AT gets from it with what it gets through the bridge for the same content.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use crate::{workspace_root, HarnessError, Result, TestSession};
+
+/// How long the legacy reference may take to answer one stdin command.
+const LINE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `$NEWTON_LEGACY_BIN`, else `newton-legacy-reference` in the running test's profile directory,
+/// else in target/debug.
+pub fn legacy_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("NEWTON_LEGACY_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let beside_tests = std::env::current_exe().ok().and_then(|exe| {
+        exe.parent()?
+            .parent()
+            .map(|profile| profile.join("newton-legacy-reference"))
+    });
+    let path = beside_tests
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| workspace_root().join("target/debug/newton-legacy-reference"));
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(HarnessError::Other(format!(
+            "{} not found: run `cargo build -p newton-legacy-reference` first (or set \
+             NEWTON_LEGACY_BIN)",
+            path.display()
+        )))
+    }
+}
+
+/// A running `newton-legacy-reference --step`, its stdout read line by line. Killed (this
+/// harness's own child, by handle) on drop.
+pub struct LegacyReference {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr_path: PathBuf,
+}
+
+impl LegacyReference {
+    /// Starts the reference in `session`; it applies the recording's first commit at once and
+    /// says `ready`.
+    pub fn start(session: &TestSession, recording: &Path) -> Result<LegacyReference> {
+        let stderr_path = session.dir().join("logs").join("legacy.err");
+        let stderr = File::create(&stderr_path).map_err(HarnessError::io(format!(
+            "create {}",
+            stderr_path.display()
+        )))?;
+        let mut cmd = session.command(legacy_binary()?);
+        cmd.arg(recording)
+            .arg("--step")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        let mut child = cmd
+            .spawn()
+            .map_err(HarnessError::io("start newton-legacy-reference".to_owned()))?;
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(HarnessError::Other(
+                "newton-legacy-reference started without piped stdin and stdout".into(),
+            ));
+        };
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout)
+                .lines()
+                .map_while(std::io::Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut legacy = LegacyReference {
+            child,
+            stdin,
+            lines,
+            stderr_path,
+        };
+        legacy.expect_line("ready")?;
+        Ok(legacy)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Applies commits up to `serial` and waits until they are visible on the bus.
+    pub fn goto(&mut self, serial: u64) -> Result<()> {
+        writeln!(self.stdin, "goto {serial}")
+            .and_then(|()| self.stdin.flush())
+            .map_err(HarnessError::io("write to the legacy reference".to_owned()))?;
+        self.expect_line(&format!("applied {serial}"))
+    }
+
+    fn expect_line(&mut self, wanted: &str) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            let left = LINE_TIMEOUT.saturating_sub(start.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line == wanted => return Ok(()),
+                Ok(line) if line.starts_with("error") || line.starts_with("rejected") => {
+                    return Err(HarnessError::Other(format!(
+                        "legacy reference said {line:?}; stderr:\n{}",
+                        self.stderr()
+                    )))
+                }
+                Ok(_) => continue,
+                Err(_) => {
+                    return Err(HarnessError::Other(format!(
+                        "legacy reference did not say {wanted:?} within {} s; stderr:\n{}",
+                        LINE_TIMEOUT.as_secs(),
+                        self.stderr()
+                    )))
+                }
+            }
+        }
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+}
+
+impl Drop for LegacyReference {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
