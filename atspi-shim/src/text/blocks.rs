@@ -113,8 +113,7 @@ impl<'a> TextModel<'a> {
     /// A block's text: its runs inline, one U+FFFC per exposed child.
     pub(crate) fn from_blocks(root: NodeRef<'a>) -> Self {
         let mut model = TextData::empty();
-        let mut words = Vec::new();
-        let mut any_words = false;
+        let mut words = ProducerWords::default();
         let mut line_start_pending = true;
         for child in root.children() {
             if child.role() == Role::TextRun {
@@ -124,18 +123,12 @@ impl<'a> TextModel<'a> {
                     model.run_line_starts.push(run.start);
                 }
                 line_start_pending = false;
-                let starts = child.data().word_starts();
-                any_words |= !starts.is_empty();
-                words.extend(
-                    starts
-                        .iter()
-                        .filter_map(|&i| run.clusters.get(usize::from(i)).copied()),
-                );
+                words.add_run(&child, &run);
                 model.runs.push(run);
             } else if crate::objects::is_exposed_child(&child) {
                 let offset = model.push_embedded(child.locate().0);
                 // An object is a word of its own.
-                words.push(offset);
+                words.add_offset(offset);
                 if is_inline(&child) {
                     if line_start_pending {
                         model.run_line_starts.push(offset);
@@ -152,11 +145,9 @@ impl<'a> TextModel<'a> {
         if model.run_line_starts.is_empty() {
             model.run_line_starts.push(0);
         }
-        // The producer's word starts hold only within its runs; an object
-        // starts a word either way.
-        let len = model.chars.len();
-        words.retain(|&start| start <= len);
-        model.producer_words = any_words.then_some(words);
+        // The producer's word starts hold only within its runs (the final
+        // break may be gone); an object starts a word either way.
+        model.producer_words = words.finish(model.chars.len());
         model.holder = text_holder(&root).map(|holder| holder.locate().0);
         model.per_block = true;
         TextModel {

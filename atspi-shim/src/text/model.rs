@@ -6,6 +6,39 @@ use super::*;
 
 /// One `TextRun` as placed in the flattened text.
 #[derive(Clone, Debug)]
+/// The producer's word starts, collected run by run as offsets in the text
+/// being built.
+#[derive(Default)]
+pub(super) struct ProducerWords {
+    starts: Vec<usize>,
+    any_from_producer: bool,
+}
+
+impl ProducerWords {
+    /// Adds the word starts `node` (a text run) gives, as offsets of `run`.
+    pub(super) fn add_run(&mut self, node: &NodeRef, run: &Run) {
+        let starts = node.data().word_starts();
+        self.any_from_producer |= !starts.is_empty();
+        self.starts.extend(
+            starts
+                .iter()
+                .filter_map(|&i| run.clusters.get(usize::from(i)).copied()),
+        );
+    }
+
+    /// A word start the text itself makes (an embedded object is a word).
+    pub(super) fn add_offset(&mut self, offset: usize) {
+        self.starts.push(offset);
+    }
+
+    /// The starts within a text of `len` characters, or `None` when the
+    /// producer gave none (word boundaries are then found in the text).
+    pub(super) fn finish(mut self, len: usize) -> Option<Vec<usize>> {
+        self.starts.retain(|&start| start <= len);
+        self.any_from_producer.then_some(self.starts)
+    }
+}
+
 pub(crate) struct Run {
     /// The text run's node id (resolve it with [`TextModel::run_node`]).
     pub node: NodeId,
@@ -213,26 +246,19 @@ impl<'a> TextModel<'a> {
             runs: Vec::with_capacity(pieces.len()),
             ..TextData::empty()
         };
-        let mut words = Vec::new();
-        let mut any_words = false;
+        let mut words = ProducerWords::default();
         for (node, clusters) in pieces {
             let run = model.push_run(node.locate().0, &clusters, masked);
             if node.data().previous_on_line().is_none() {
                 model.run_line_starts.push(run.start);
             }
             if !root.is_password_input() {
-                let starts = node.data().word_starts();
-                any_words |= !starts.is_empty();
-                words.extend(
-                    starts
-                        .iter()
-                        .filter_map(|&i| run.clusters.get(usize::from(i)).copied()),
-                );
+                words.add_run(&node, &run);
             }
             model.runs.push(run);
         }
         model.bytes.push(model.text.len());
-        model.producer_words = any_words.then_some(words);
+        model.producer_words = words.finish(model.chars.len());
         TextModel {
             root,
             data: Arc::new(model),
