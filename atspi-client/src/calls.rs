@@ -314,8 +314,33 @@ pub mod text {
     /// `(start, end, scroll type)`.
     pub const SCROLL_SUBSTRING_TO: Method<(i32, i32, u32), bool> =
         method(INTERFACE, "ScrollSubstringTo");
+    /// Text attributes, and the start and end of the run they hold over.
+    pub type AttributeRun = (HashMap<String, String>, i32, i32);
+    /// `(offset, include defaults)` → the attribute run at `offset`.
+    pub const GET_ATTRIBUTE_RUN: Method<(i32, bool), AttributeRun> =
+        method(INTERFACE, "GetAttributeRun");
     pub const CARET_OFFSET: Property<i32> = property(INTERFACE, "CaretOffset");
     pub const CHARACTER_COUNT: Property<i32> = property(INTERFACE, "CharacterCount");
+}
+
+/// `org.a11y.atspi.Hypertext`: a text's links.
+pub mod hypertext {
+    use super::*;
+    pub const INTERFACE: &str = "org.a11y.atspi.Hypertext";
+    pub const GET_N_LINKS: Method<(), i32> = method(INTERFACE, "GetNLinks");
+    /// The link object at an index of the text's links.
+    pub const GET_LINK: Method<(i32,), ObjectRef> = method(INTERFACE, "GetLink");
+    /// The index of the link at a character offset (-1 when none).
+    pub const GET_LINK_INDEX: Method<(i32,), i32> = method(INTERFACE, "GetLinkIndex");
+}
+
+/// `org.a11y.atspi.Hyperlink`: an object embedded in its parent's text.
+pub mod hyperlink {
+    use super::*;
+    pub const INTERFACE: &str = "org.a11y.atspi.Hyperlink";
+    /// Its U+FFFC's offset in the parent's text, and the offset after it.
+    pub const START_INDEX: Property<i32> = property(INTERFACE, "StartIndex");
+    pub const END_INDEX: Property<i32> = property(INTERFACE, "EndIndex");
 }
 
 /// `org.a11y.atspi.Value`.

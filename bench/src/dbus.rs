@@ -10,7 +10,7 @@ use zbus::zvariant::{DynamicDeserialize, DynamicType, OwnedObjectPath, OwnedValu
 use zbus::{Connection, Message};
 
 use newton_atspi_client::calls::{
-    accessible, application, bus, cache, component, peer, properties, raw_call, text, Method,
+    accessible, application, bus, cache, component, hyperlink, hypertext, peer, text, Method,
     Property, REGISTRY, ROOT,
 };
 
@@ -93,11 +93,6 @@ impl Query {
         }
     }
 }
-
-/// Interfaces of the per-block layout that newton-atspi-client declares nothing of yet; the
-/// calls to them go out through [`raw_call`] (see [`Call`]).
-const HYPERTEXT: &str = "org.a11y.atspi.Hypertext";
-const HYPERLINK: &str = "org.a11y.atspi.Hyperlink";
 
 /// A call with its arguments, for sequences that step through offsets and links (Say All),
 /// where a [`Query`]'s fixed arguments will not do.
@@ -245,16 +240,8 @@ impl Client {
         }
     }
 
-    /// Sends one [`Call`] and waits for its undecoded reply. GetAttributeRun and the Hypertext
-    /// and Hyperlink members are not declared in newton-atspi-client, so they go through
-    /// [`raw_call`] and `Properties.Get`: the same `call_method` the declarations send, so no
-    /// target pays more client-side cost than another.
+    /// Sends one [`Call`] and waits for its undecoded reply.
     pub fn send_call(&self, obj: &Obj, call: Call) -> zbus::Result<Message> {
-        let (dest, path) = (obj.dest.as_str(), obj.path.as_str());
-        let property = |interface: &str, name: &str| {
-            let args = (interface.to_owned(), name.to_owned());
-            async_io::block_on(properties::GET.send(&self.conn, dest, path, &args))
-        };
         match call {
             Call::CharacterCount => self.property(obj, &text::CHARACTER_COUNT),
             Call::GetText(start, end) => self.send(obj, &text::GET_TEXT, &(start, end)),
@@ -264,26 +251,14 @@ impl Client {
             Call::GetStringAtOffset(offset, granularity) => {
                 self.send(obj, &text::GET_STRING_AT_OFFSET, &(offset, granularity))
             }
-            Call::GetAttributeRun(offset, defaults) => async_io::block_on(raw_call(
-                &self.conn,
-                dest,
-                path,
-                text::INTERFACE,
-                "GetAttributeRun",
-                &(offset, defaults),
-            )),
+            Call::GetAttributeRun(offset, defaults) => {
+                self.send(obj, &text::GET_ATTRIBUTE_RUN, &(offset, defaults))
+            }
             Call::GetRole => self.send(obj, &accessible::GET_ROLE, &()),
             Call::GetState => self.send(obj, &accessible::GET_STATE, &()),
-            Call::StartIndex => property(HYPERLINK, "StartIndex"),
-            Call::EndIndex => property(HYPERLINK, "EndIndex"),
-            Call::GetLink(index) => async_io::block_on(raw_call(
-                &self.conn,
-                dest,
-                path,
-                HYPERTEXT,
-                "GetLink",
-                &(index,),
-            )),
+            Call::StartIndex => self.property(obj, &hyperlink::START_INDEX),
+            Call::EndIndex => self.property(obj, &hyperlink::END_INDEX),
+            Call::GetLink(index) => self.send(obj, &hypertext::GET_LINK, &(index,)),
         }
     }
 
