@@ -305,6 +305,11 @@ fn orca_hears(recording: &str, app_name: &str, producer: Producer, steps: &[Step
     speech
 }
 
+/// [`orca_hears`] with the recording sent as Chromium would send it (`Producer::WebEngine`).
+fn chromium_hears(recording: &str, app_name: &str, steps: &[Step]) -> OrcaSpeech {
+    orca_hears(recording, app_name, Producer::WebEngine("Chromium"), steps)
+}
+
 /// Fails unless every `expected` utterance was said, in this order (others may come between).
 fn assert_said_in_order(speech: &OrcaSpeech, expected: &[&str]) {
     let mut said = speech.utterances.iter();
@@ -581,10 +586,9 @@ fn orca_web_script_navigates_table_cells_chromium() {
     if skip_loudly() {
         return;
     }
-    let speech = orca_hears(
+    let speech = chromium_hears(
         "generated-small/doc-small.jsonl",
         "Newton small document",
-        Producer::WebEngine("Chromium"),
         &[
             Step::Focus("link", "AccessKit"),
             Step::Key("t", true),
@@ -661,10 +665,9 @@ fn orca_web_script_navigates_table_cells_from_a_header_chromium() {
     if skip_loudly() {
         return;
     }
-    let speech = orca_hears(
+    let speech = chromium_hears(
         "generated-small/doc-small.jsonl",
         "Newton small document",
-        Producer::WebEngine("Chromium"),
         &[
             Step::Focus("link", "AccessKit"),
             Step::Key("t", true),
@@ -758,12 +761,7 @@ fn orca_web_script_reads_doc_small_line_by_line_chromium() {
     let through_accesskit_unix = orca_hears_through_accesskit_unix(recording.recording(), &keys);
     let mut steps = vec![Step::Focus("link", "AccessKit")];
     steps.extend(keys);
-    let speech = orca_hears(
-        recording.recording(),
-        "Newton small document",
-        Producer::WebEngine("Chromium"),
-        &steps,
-    );
+    let speech = chromium_hears(recording.recording(), "Newton small document", &steps);
     // Orca 48.1 drops the full stop after the list's size.
     let list = if orca_major() < 48 {
         "List with 3 items."
@@ -836,10 +834,9 @@ fn orca_web_script_says_all_of_doc_small_chromium() {
     if skip_loudly() {
         return;
     }
-    let speech = orca_hears(
+    let speech = chromium_hears(
         "generated-small/doc-small.jsonl",
         "Newton small document",
-        Producer::WebEngine("Chromium"),
         &[Step::Focus("link", "AccessKit"), Step::Key("KP_Add", true)],
     );
     // Each piece Orca read, in order (the form's check box and button carry no text: their
@@ -1017,10 +1014,9 @@ fn orca_web_script_reads_doc_100k_line_by_line_chromium() {
     }
     let document = LargeDocument::write("line-by-line");
     let (first_link, paragraph) = document.links()[0];
-    let speech = orca_hears(
+    let speech = chromium_hears(
         document.recording(),
         "Newton document",
-        Producer::WebEngine("Chromium"),
         &[
             Step::FocusNode(first_link.0),
             Step::Key("Down", true),
@@ -1073,10 +1069,9 @@ fn orca_web_script_says_all_of_doc_100k_from_its_last_section_chromium() {
     let document = LargeDocument::write("say-all");
     let links = document.links();
     let (last_link, paragraph) = *links.last().expect("doc-100k has links");
-    let speech = orca_hears(
+    let speech = chromium_hears(
         document.recording(),
         "Newton document",
-        Producer::WebEngine("Chromium"),
         &[Step::FocusNode(last_link.0), Step::Key("KP_Add", true)],
     );
     let read: String = speech
