@@ -223,6 +223,101 @@ impl TextData {
     }
 }
 
+/// Where a selection end lies for a block's text.
+enum Place {
+    /// In one of the block's own runs, at this offset.
+    Here(usize),
+    /// Inside the child object whose U+FFFC is at this offset.
+    InChild(usize),
+    /// Before the block, or after it, in document order.
+    Before,
+    After,
+}
+
+impl<'a> TextModel<'a> {
+    /// The part of the document's selection that lies in this block, as a
+    /// browser shows a selection across blocks: from its start (or the
+    /// block's) to its end (or the block's); a child object the selection
+    /// starts or ends in is selected as its U+FFFC.
+    pub(super) fn block_selection(&self) -> Option<(usize, usize)> {
+        let holder = self.selection_source()?;
+        let selection = holder.data().text_selection()?;
+        let anchor = self.locate_end(&holder, &selection.anchor)?;
+        let focus = self.locate_end(&holder, &selection.focus)?;
+        let (first, last) = if anchor.0 <= focus.0 {
+            (anchor.1, focus.1)
+        } else {
+            (focus.1, anchor.1)
+        };
+        let start = match first {
+            Place::Here(offset) | Place::InChild(offset) => offset,
+            Place::Before => 0,
+            Place::After => return None,
+        };
+        let end = match last {
+            Place::Here(offset) => offset,
+            Place::InChild(offset) => offset + 1,
+            Place::After => self.len(),
+            Place::Before => return None,
+        };
+        (start < end).then_some((start, end))
+    }
+
+    /// A selection end's place in document order (its run's index path
+    /// below `holder`, then its character) and relative to this block.
+    fn locate_end(
+        &self,
+        holder: &NodeRef<'a>,
+        end: &accesskit::TextPosition,
+    ) -> Option<((Vec<usize>, usize), Place)> {
+        let run = self
+            .root
+            .tree_state
+            .node_by_tree_local_id(end.node, TreeId::ROOT)?;
+        let order = (index_path(holder, &run)?, end.character_index);
+        if let Some(offset) = self.offset_of(end) {
+            return Some((order, Place::Here(offset)));
+        }
+        if let Some(child) = child_holding(&self.root, &run) {
+            let id = child.locate().0;
+            let (_, offset) = self.embedded().iter().find(|(c, _)| *c == id)?;
+            return Some((order, Place::InChild(*offset)));
+        }
+        let place = if index_path(holder, &self.root)? < order.0 {
+            Place::After
+        } else {
+            Place::Before
+        };
+        Some((order, place))
+    }
+}
+
+/// The child indices from `ancestor` down to `node`; `None` when `node` is
+/// not below `ancestor`.
+fn index_path(ancestor: &NodeRef, node: &NodeRef) -> Option<Vec<usize>> {
+    let mut path = Vec::new();
+    let mut current = *node;
+    while current.id() != ancestor.id() {
+        let (parent, index) = current.parent_and_index()?;
+        path.push(index);
+        current = parent;
+    }
+    path.reverse();
+    Some(path)
+}
+
+/// The child of `block` that `node` lies in, when it lies below a child.
+fn child_holding<'a>(block: &NodeRef<'a>, node: &NodeRef<'a>) -> Option<NodeRef<'a>> {
+    let mut current = *node;
+    loop {
+        let parent = current.parent()?;
+        if parent.id() == block.id() {
+            return Some(current);
+        }
+        current = parent;
+    }
+}
+
 /// The nearest ancestor-or-self of `node` whose text AccessKit models as a
 /// range (a document, a label): where the producer keeps the text
 /// selection, and where selection actions go.

@@ -246,3 +246,52 @@ fn a_document_with_more_links_than_the_inline_cap_lists_them_all() {
     assert!(crate::hypertext::has_links(&BLOCKS, &document));
     assert!(!crate::hypertext::has_links(&ENV, &document));
 }
+
+/// `document()` with the document's selection from `anchor` to `focus`
+/// (run node, character index).
+fn document_selecting(anchor: (u64, usize), focus: (u64, usize)) -> Tree {
+    let tree = document();
+    let position = |(node, character_index): (u64, usize)| accesskit::TextPosition {
+        node: NodeId(node),
+        character_index,
+    };
+    let nodes = [0, 1, 2, 3, 4, 5, 20, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+        .into_iter()
+        .map(|id| {
+            let mut data = node(&tree, id).data().clone();
+            if id == 0 {
+                data.set_text_selection(accesskit::TextSelection {
+                    anchor: position(anchor),
+                    focus: position(focus),
+                });
+            }
+            (id, data)
+        })
+        .collect();
+    self::tree(nodes)
+}
+
+#[test]
+fn a_selection_across_blocks_is_shown_in_each_block_it_covers() {
+    // From "Ti|tle" (the heading) to " n|ow." (the paragraph, after the
+    // link), forwards and backwards.
+    for (anchor, focus) in [((2, 2), (6, 2)), ((6, 2), (2, 2))] {
+        let tree = document_selecting(anchor, focus);
+        let model = |id| model_at(&BLOCKS, node(&tree, id)).expect("text");
+        // The heading from the anchor to its end; the paragraph from its
+        // start to " n|ow." (after "Go to " and the link's U+FFFC: 7 + 2);
+        // the link between them whole; the list after the end not at all.
+        assert_eq!(model(1).selection(), Some((2, 5)));
+        assert_eq!(model(3).selection(), Some((0, 9)));
+        assert_eq!(model(5).selection(), Some((0, 7)));
+        assert_eq!(model(8).selection(), None);
+        // The document: the U+FFFC of each block the selection touches.
+        assert_eq!(model(0).selection(), Some((0, 2)));
+        // The caret is where the focus is, and only there.
+        let caret_in = |id| model(id).caret();
+        let (focus_block, focus_offset) = if focus.0 == 6 { (3, 9) } else { (1, 2) };
+        assert_eq!(caret_in(focus_block), Some(focus_offset));
+        let other = if focus_block == 3 { 1 } else { 3 };
+        assert_eq!(caret_in(other), None);
+    }
+}

@@ -620,13 +620,24 @@ impl<'a> TextModel<'a> {
         }
     }
 
-    /// The caret (the selection's focus), if the node has one.
+    /// The caret (the selection's focus), if the node has one. A block of
+    /// the per-block layout has it when the focus is in one of its runs,
+    /// wherever the anchor is.
     pub(crate) fn caret(&self) -> Option<usize> {
+        if self.per_block {
+            let selection = self.selection_source()?.data().text_selection()?;
+            return self.offset_of(&selection.focus);
+        }
         self.raw_selection().map(|(_, focus)| focus)
     }
 
-    /// The selected range `(start, end)`, when it is not empty.
+    /// The selected range `(start, end)`, when it is not empty. A block of
+    /// the per-block layout shows the part of the document's selection that
+    /// lies in it (`block_selection`).
     pub(crate) fn selection(&self) -> Option<(usize, usize)> {
+        if self.per_block {
+            return self.block_selection();
+        }
         let (anchor, focus) = self.raw_selection()?;
         (anchor != focus).then(|| (anchor.min(focus), anchor.max(focus)))
     }
