@@ -1095,6 +1095,15 @@ fn orca_web_script_says_all_of_doc_100k_from_its_last_section_chromium() {
 /// How many text blocks past the caret's paragraph Say All reads on doc-100k before the test
 /// stops it.
 const BLOCKS_BEFORE_STOP: usize = 12;
+/// How long the silent voice takes per character: the twelfth block, "Section 2: …" (29
+/// characters), takes 870 ms, so Control, pressed as soon as it is heard, arrives while it is
+/// said. Pressed in the gap between two pieces (one ended, the next not yet asked for), it did
+/// not stop Orca 48.1's Say All: its speech-dispatcher client asks for the next piece on the
+/// previous one's end, and the interrupt found nothing to cancel (CI, session 20, at 5 ms per
+/// character, 145 ms for that block).
+const VOICE_PER_CHARACTER: Duration = Duration::from_millis(30);
+/// Bound for Say All to reach that block (about 17 s of speech at 30 ms per character).
+const SAY_ALL_REACHES_BLOCK: Duration = Duration::from_secs(120);
 
 /// Say All on doc-100k, stopped by the listener (issue 17). With a voice (speech-dispatcher and
 /// the silent module, `SilentVoice`), Orca asks for each next piece only when the previous one
@@ -1120,7 +1129,7 @@ fn orca_web_script_says_all_of_doc_100k_until_stopped_chromium() {
     let voice = SilentVoice::install(
         &session,
         std::path::Path::new(env!("CARGO_BIN_EXE_newton-silent-voice")),
-        Duration::from_millis(5),
+        VOICE_PER_CHARACTER,
     )
     .expect("give Orca a silent voice");
     let orca = Orca::start(&mut session).expect("start Orca");
@@ -1142,12 +1151,16 @@ fn orca_web_script_says_all_of_doc_100k_until_stopped_chromium() {
     orca.press_while_speaking(&mut session, "say-all", "KP_Add")
         .expect("press KP_Add");
     voice
-        .wait_to_hear(&session, stop_after)
+        .wait_to_hear(stop_after, SAY_ALL_REACHES_BLOCK)
         .expect("Say All reads on through the sections");
-    orca.press(&mut session, "stop-say-all", "Control_L")
+    orca.press_while_speaking(&mut session, "stop-say-all", "Control_L")
         .expect("press Control");
-    orca.wait_idle(&mut session)
-        .expect("Orca settles after the stop");
+    if let Err(e) = orca.wait_idle(&mut session) {
+        panic!(
+            "Orca did not settle after Control ({e}): Say All went on; the voice heard {:#?}",
+            voice.heard().unwrap_or_default()
+        );
+    }
     let read_at_stop = orca.say_all_so_far().expect("read Orca's log");
     let heard_at_stop = voice.heard().expect("read the voice's log");
     // Unstopped, Say All starts a piece every few hundred milliseconds: three seconds is ample
