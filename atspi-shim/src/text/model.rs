@@ -4,8 +4,6 @@
 
 use super::*;
 
-/// One `TextRun` as placed in the flattened text.
-#[derive(Clone, Debug)]
 /// The producer's word starts, collected run by run as offsets in the text
 /// being built.
 #[derive(Default)]
@@ -39,6 +37,8 @@ impl ProducerWords {
     }
 }
 
+/// One `TextRun` as placed in the flattened text.
+#[derive(Clone, Debug)]
 pub(crate) struct Run {
     /// The text run's node id (resolve it with [`TextModel::run_node`]).
     pub node: NodeId,
