@@ -9,7 +9,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use crate::{workspace_root, HarnessError, Result, TestSession};
+use crate::{wait_until, workspace_root, HarnessError, Result, TestSession};
 
 /// How long the legacy reference may take to answer one stdin command.
 const LINE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -96,6 +96,23 @@ impl LegacyReference {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Waits until the registry lists an application owned by this process (it is not a
+    /// tracked child of the session, so `TestSession::wait_for_app` cannot watch it).
+    pub fn wait_on_desktop(&self, session: &TestSession) -> Result<()> {
+        let client = session.a11y_client()?;
+        let pid = self.pid();
+        wait_until(
+            "the legacy application on the desktop",
+            session.ready_timeout(),
+            || {
+                Ok(client
+                    .desktop_children()?
+                    .iter()
+                    .any(|(name, _)| client.pid_of(name).is_ok_and(|p| p == pid)))
+            },
+        )
     }
 
     /// Applies commits up to `serial` and waits until they are visible on the bus.

@@ -119,24 +119,9 @@ impl App {
             .unwrap_or_else(|e| panic!("send {message:?}: {e}"));
     }
 
-    /// Node id (from the recording's first tree) of the first node with this role and label.
+    /// Node id (from the recording's trees) of the first node with this role and label.
     fn node_id(&self, role: &str, label: &str) -> u64 {
-        let tree = self
-            .lines
-            .iter()
-            .filter_map(|l| l.message.as_ref())
-            .find_map(|m| match m {
-                SenderMessage::Update { update, .. } => serde_json::to_value(update).ok(),
-                _ => None,
-            })
-            .expect("the recording has a tree update");
-        tree["nodes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|entry| entry[1]["role"] == role && entry[1]["properties"]["label"] == label)
-            .and_then(|entry| entry[0].as_u64())
-            .unwrap_or_else(|| panic!("no {role} labelled {label:?} in the recording"))
+        node_with(&self.lines, role, label)
     }
 
     /// Pushes a commit that only moves the application's focus to `node`.
@@ -1331,7 +1316,9 @@ fn orca_hears_through_accesskit_unix(recording: &str, steps: &[Step]) -> OrcaSpe
         .expect("Orca settles after starting");
     let mut legacy = LegacyReference::start(&session, std::path::Path::new(recording))
         .expect("start the legacy reference");
-    wait_for_pid_on_desktop(&session, legacy.pid());
+    legacy
+        .wait_on_desktop(&session)
+        .expect("the legacy application registers with the desktop");
     orca.wait_idle(&mut session)
         .expect("Orca settles after the first frame");
     legacy.goto(2).expect("move the focus");
@@ -1355,21 +1342,6 @@ fn orca_hears_through_accesskit_unix(recording: &str, steps: &[Step]) -> OrcaSpe
     let report = session.shutdown();
     assert!(report.is_clean(), "processes survived teardown: {report:?}");
     speech
-}
-
-fn wait_for_pid_on_desktop(session: &TestSession, pid: u32) {
-    let client = session.a11y_client().expect("connect to the a11y bus");
-    newton_e2e::wait_until(
-        "the legacy application on the desktop",
-        session.ready_timeout(),
-        || {
-            Ok(client
-                .desktop_children()?
-                .iter()
-                .any(|(name, _)| client.pid_of(name).is_ok_and(|p| p == pid)))
-        },
-    )
-    .expect("the legacy application registers with the desktop");
 }
 
 /// Structural navigation on doc-100k sent by a web engine (issue 17), among 100,000 nodes

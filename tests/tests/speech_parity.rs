@@ -610,9 +610,10 @@ impl App {
                     let mut started = LegacyReference::start(session, &scenario.recording)
                         .expect("start the legacy reference");
                     started.goto(settled).expect("apply the legacy commits");
-                    let pid = started.pid();
+                    started
+                        .wait_on_desktop(session)
+                        .expect("the legacy app registers with the desktop");
                     *legacy = Some(started);
-                    wait_for_app_of_pid(session, pid);
                 }
             },
             App::Bridged(replay) => {
@@ -679,23 +680,6 @@ fn wait_quiet(orca: u32, app: Option<u32>, what: &str, timeout: Duration) {
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
-}
-
-/// Waits until the registry lists an application owned by process `pid` (the legacy reference
-/// is not a tracked child of the session, so `TestSession::wait_for_app` cannot watch it).
-fn wait_for_app_of_pid(session: &TestSession, pid: u32) {
-    let client = session.a11y_client().expect("connect to the a11y bus");
-    newton_e2e::wait_until(
-        "the legacy application on the desktop",
-        session.ready_timeout(),
-        || {
-            let children = client.desktop_children()?;
-            Ok(children
-                .iter()
-                .any(|(name, _)| client.pid_of(name).is_ok_and(|p| p == pid)))
-        },
-    )
-    .expect("the legacy app registers with the desktop");
 }
 
 /// Waits until no desktop child is named `app_name` any more (the first side's application
