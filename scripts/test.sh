@@ -135,30 +135,8 @@ rm -f target/tmp/parity-latency.txt
 # --no-fail-fast: report every failing test binary, not just the first.
 cargo test --locked --workspace --no-fail-fast
 
-step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
-# scripts/orca48-root.sh debootstraps trixie and installs Orca 48.1 + at-spi2-core 2.56 into
-# target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
-# under it and why: tests/README.md "Orca 48".
-orca48_start=$SECONDS
-if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
-  echo "[orca48] NEWTON_E2E_SKIP_ORCA=1: the Orca 48.1 pass was SKIPPED (root not built)" | tee -a "$NEWTON_TEST_SUMMARY"
-else
-  NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
-    --test orca_bridge --test bridge_orca --test live_app --test live_egui --test orca_listener \
-    --test reconnect --test orca_gtk
-  # Structural navigation and speech parity (every fixture) under Orca 48.1 (tests/README.md "Orca 48").
-  NEWTON_ORCA_ROOT="$PWD/target/orca48-root" cargo test --locked -p newton-e2e --no-fail-fast \
-    --test orca_structural --test speech_parity
-  echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s (beside the build), tests ran in $((SECONDS - orca48_start)) s" \
-    | tee -a "$NEWTON_TEST_SUMMARY"
-fi
-
-# Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
-if [[ -f target/tmp/parity-latency.txt ]]; then
-  step "legacy (accesskit_unix) versus bridged latency"
-  cat target/tmp/parity-latency.txt
-fi
-
+# Awaited before the Orca 48.1 pass, which runs their release binary (they have usually finished
+# by then: 14 minutes of background work beside a 22-minute test step in session 20's CI).
 step "release checks, built in the background since the build step: fuzz-replay, vendored offline build, .deb and lintian, cargo-about"
 pid=$release_pid
 release_pid=""
@@ -169,6 +147,33 @@ if ! wait "$pid"; then
 fi
 cat "$release_log"
 grep '^\[timing\] release checks' "$release_log" >> "$NEWTON_TEST_SUMMARY" || true
+
+step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
+# scripts/orca48-root.sh debootstraps trixie and installs Orca 48.1 + at-spi2-core 2.56 into
+# target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
+# under it and why: tests/README.md "Orca 48". Its bridge is the release binary the package
+# ships (built from vendor/ by the release checks above); the pass under Orca 43.1 ran the debug
+# build, with its overflow checks and debug assertions.
+orca48_env=(NEWTON_ORCA_ROOT="$PWD/target/orca48-root" NEWTON_BRIDGE_BIN="$PWD/target/release/newton-atspi-bridge")
+orca48_start=$SECONDS
+if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
+  echo "[orca48] NEWTON_E2E_SKIP_ORCA=1: the Orca 48.1 pass was SKIPPED (root not built)" | tee -a "$NEWTON_TEST_SUMMARY"
+else
+  env "${orca48_env[@]}" cargo test --locked -p newton-e2e --no-fail-fast \
+    --test orca_bridge --test bridge_orca --test live_app --test live_egui --test orca_listener \
+    --test reconnect --test orca_gtk
+  # Structural navigation and speech parity (every fixture) under Orca 48.1 (tests/README.md "Orca 48").
+  env "${orca48_env[@]}" cargo test --locked -p newton-e2e --no-fail-fast \
+    --test orca_structural --test speech_parity
+  echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s (beside the build), tests ran in $((SECONDS - orca48_start)) s" \
+    | tee -a "$NEWTON_TEST_SUMMARY"
+fi
+
+# Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
+if [[ -f target/tmp/parity-latency.txt ]]; then
+  step "legacy (accesskit_unix) versus bridged latency"
+  cat target/tmp/parity-latency.txt
+fi
 
 step "fuzz harness, stable runner: every input of fuzz/regressions/, then a bounded random run per target"
 # Built by scripts/release-checks.sh. A panic or a hang (10 s per input) exits non-zero.

@@ -9,34 +9,18 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use crate::{wait_until, workspace_root, HarnessError, Result, TestSession};
+use crate::{wait_until, HarnessError, Result, TestSession};
 
 /// How long the legacy reference may take to answer one stdin command.
 const LINE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// `$NEWTON_LEGACY_BIN`, else `newton-legacy-reference` in the running test's profile directory,
-/// else in target/debug.
+/// `$NEWTON_LEGACY_BIN`, else [`crate::paths::workspace_binary`]'s `newton-legacy-reference`.
 pub fn legacy_binary() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("NEWTON_LEGACY_BIN") {
-        return Ok(PathBuf::from(path));
-    }
-    let beside_tests = std::env::current_exe().ok().and_then(|exe| {
-        exe.parent()?
-            .parent()
-            .map(|profile| profile.join("newton-legacy-reference"))
-    });
-    let path = beside_tests
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| workspace_root().join("target/debug/newton-legacy-reference"));
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(HarnessError::Other(format!(
-            "{} not found: run `cargo build -p newton-legacy-reference` first (or set \
-             NEWTON_LEGACY_BIN)",
-            path.display()
-        )))
-    }
+    let path = match std::env::var_os("NEWTON_LEGACY_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => crate::paths::workspace_binary("newton-legacy-reference"),
+    };
+    crate::paths::existing(path, "NEWTON_LEGACY_BIN")
 }
 
 /// A running `newton-legacy-reference --step`, its stdout read line by line. Killed (this

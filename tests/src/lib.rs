@@ -39,7 +39,7 @@ pub use keys::{registry_key, KeyPhase};
 pub use legacy::{legacy_binary, LegacyReference};
 pub use lock::OrcaLock;
 pub use orca::{extract_speech, orca_command, orca_root, Orca, OrcaSpeech, OrcaVersion};
-pub use paths::{binary_beside_bridge, bridge_binary, py_script, python, workspace_root};
+pub use paths::{bridge_binary, py_script, python, workspace_binary_or_panic, workspace_root};
 pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
 pub use stepped::SteppedReplay;

@@ -21,38 +21,39 @@ pub fn py_script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("py").join(name)
 }
 
-/// The `newton-atspi-bridge` binary: `$NEWTON_BRIDGE_BIN` if set, else the one in the same
-/// target directory and profile as the running test executable (`target/debug/deps/x` →
-/// `target/debug/newton-atspi-bridge`), else `<workspace>/target/debug/newton-atspi-bridge`.
+/// The `newton-atspi-bridge` binary: `$NEWTON_BRIDGE_BIN` if set (the CI's Orca 48.1 pass sets
+/// it to the release build the package ships), else [`workspace_binary`]'s.
 pub fn bridge_binary() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("NEWTON_BRIDGE_BIN") {
-        return existing(PathBuf::from(path));
+        return existing(PathBuf::from(path), "NEWTON_BRIDGE_BIN");
     }
-    let beside_tests = std::env::current_exe().ok().and_then(|exe| {
-        exe.parent()?
-            .parent()
-            .map(|profile| profile.join("newton-atspi-bridge"))
-    });
-    let path = match beside_tests.filter(|p| p.is_file()) {
-        Some(path) => path,
-        None => existing(workspace_root().join("target/debug/newton-atspi-bridge"))?,
-    };
+    let path = existing(workspace_binary("newton-atspi-bridge"), "NEWTON_BRIDGE_BIN")?;
     warn_if_stale(&path);
     Ok(path)
 }
 
-/// A workspace binary built next to the bridge (`newton-live-app`, `newton-live-egui`), named
-/// after its package. Panics with the build command when it is missing: a test cannot run
-/// without it.
-pub fn binary_beside_bridge(package: &str) -> PathBuf {
-    let bridge = bridge_binary().expect("the bridge binary (cargo build -p newton-atspi-bridge)");
-    let app = bridge.with_file_name(package);
+/// A workspace binary named after its package (`newton-live-app`, `newton-live-egui`). Panics
+/// with the build command when it is missing: a test cannot run without it.
+pub fn workspace_binary_or_panic(package: &str) -> PathBuf {
+    let path = workspace_binary(package);
     assert!(
-        app.is_file(),
+        path.is_file(),
         "{} is missing: run `cargo build -p {package}`",
-        app.display()
+        path.display()
     );
-    app
+    path
+}
+
+/// Where a workspace binary is: in the running test executable's target directory and profile
+/// (`target/debug/deps/x` → `target/debug/<name>`) if it is there, else
+/// `<workspace>/target/debug/<name>`.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let beside_tests = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join(name)));
+    beside_tests
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| workspace_root().join("target/debug").join(name))
 }
 
 /// Crates compiled into the bridge binary; a source newer than the binary means a stale build.
@@ -109,14 +110,18 @@ fn newer_file(dir: &Path, than: std::time::SystemTime) -> Option<PathBuf> {
         })
 }
 
-fn existing(path: PathBuf) -> Result<PathBuf> {
+/// `path` if it is a file; else an error saying what to build, or which variable to set.
+pub(crate) fn existing(path: PathBuf, variable: &str) -> Result<PathBuf> {
     if path.is_file() {
-        Ok(path)
-    } else {
-        Err(HarnessError::Other(format!(
-            "bridge binary {} not found: run `cargo build -p newton-atspi-bridge` first \
-             (or set NEWTON_BRIDGE_BIN)",
-            path.display()
-        )))
+        return Ok(path);
     }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Err(HarnessError::Other(format!(
+        "{} not found: run `cargo build -p {name}` first (or set {variable} to an absolute \
+         path: cargo runs tests from their crate's directory)",
+        path.display()
+    )))
 }

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use newton_e2e::{
-    binary_beside_bridge, find_window, orca_tests_skipped, py_script, python, wait_until, Bridge,
-    Orca, OrcaVersion, SessionOptions, TestSession,
+    find_window, orca_tests_skipped, py_script, python, wait_until, workspace_binary_or_panic,
+    Bridge, Orca, OrcaVersion, SessionOptions, TestSession,
 };
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -25,7 +25,7 @@ fn session_with_live_app() -> (TestSession, Bridge, u32, String) {
     let mut session =
         TestSession::start(SessionOptions::default()).expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
-    let mut app = session.command(binary_beside_bridge("newton-live-app"));
+    let mut app = session.command(workspace_binary_or_panic("newton-live-app"));
     app.env("NEWTON_ATSPI_SOCKET", &bridge.socket);
     let pid = session
         .spawn("live-app", app)
@@ -270,7 +270,7 @@ fn a_stopped_bridge_never_stalls_the_app_and_the_last_state_arrives_after() {
     .expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
     let go = session.dir().join("go");
-    let mut app = session.command(binary_beside_bridge("newton-live-app"));
+    let mut app = session.command(workspace_binary_or_panic("newton-live-app"));
     app.env("NEWTON_ATSPI_SOCKET", &bridge.socket)
         .arg("--stress")
         .arg(FRAMES.to_string())

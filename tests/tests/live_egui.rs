@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use newton_e2e::{
-    binary_beside_bridge, find_window, orca_tests_skipped, python, wait_until, Bridge, Orca,
+    find_window, orca_tests_skipped, python, wait_until, workspace_binary_or_panic, Bridge, Orca,
     OrcaVersion, SessionOptions, TestSession,
 };
 
@@ -91,7 +91,7 @@ fn orca_speaks_a_live_egui_app_tab_moves_focus_and_pyatspi_clicks_a_button() {
     let mut session =
         TestSession::start(SessionOptions::default()).expect("start the test session");
     let bridge = Bridge::start(&mut session).expect("start the bridge");
-    let mut app = session.command(binary_beside_bridge("newton-live-egui"));
+    let mut app = session.command(workspace_binary_or_panic("newton-live-egui"));
     app.env("NEWTON_ATSPI_SOCKET", &bridge.socket);
     let pid = session
         .spawn("live-egui", app)

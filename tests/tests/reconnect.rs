@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use accesskit::{Node, NodeId, Role, TreeId, TreeInfo, TreeUpdate};
 use newton_e2e::{
-    binary_beside_bridge, bridge_binary, find_window, fixture, orca_tests_skipped, py_script,
-    python, wait_until, Orca, OrcaVersion, SessionOptions, TestSession,
+    bridge_binary, find_window, fixture, orca_tests_skipped, py_script, python, wait_until,
+    workspace_binary_or_panic, Orca, OrcaVersion, SessionOptions, TestSession,
 };
 use newton_producer::{ConnectionEvent, ReconnectOptions, ReconnectingSender};
 use newton_push_protocol::{AppInfo, Encoding, Geometry, Hello, SurfaceId, PROTOCOL_VERSION};
@@ -52,7 +52,7 @@ fn a_restarted_bridge_gets_every_application_back_and_orca_speaks_the_next_focus
     assert!(producer.wait_connected(WAIT), "the producer connects");
     show_window(&producer);
     let replay = start_reconnecting_replay(&mut session, &socket);
-    let mut live = session.command(binary_beside_bridge("newton-live-app"));
+    let mut live = session.command(workspace_binary_or_panic("newton-live-app"));
     live.env("NEWTON_ATSPI_SOCKET", &socket);
     let live = session
         .spawn("live-app", live)
