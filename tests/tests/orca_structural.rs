@@ -25,10 +25,9 @@
 //! and structural navigation".
 //!
 //! Under Orca 48.1 (`NEWTON_ORCA_ROOT`) the expectations follow the version where 48.1 words
-//! things differently but says at least as much (grid-small, the web table tests, except a
-//! header cell, said without its name and not asserted). The three heading tests still expect
-//! what a heading with Text gets: Orca 48.1 speaks a heading's (and a header cell's) Text, not its
-//! name, and they have none yet (docs/compat.md, "Two Orcas").
+//! things differently but says at least as much. Orca 48.1 speaks a heading's (and a header
+//! cell's) Text, not its name: headings and header cells carry their name as Text, so it says
+//! "Lists heading 2" and "Name column header." (docs/compat.md, "Two Orcas").
 //!
 //! Orca tests run one at a time (machine-wide lock). NEWTON_E2E_SKIP_ORCA=1 skips them (loudly).
 //! Needs the bridge binary: `cargo build -p newton-atspi-bridge` first.
@@ -240,27 +239,53 @@ enum Step<'a> {
     FocusNode(u64),
 }
 
-/// Runs `steps` against `recording` with Orca listening; returns Orca's speech.
-fn orca_hears(recording: &str, app_name: &str, producer: Producer, steps: &[Step]) -> OrcaSpeech {
-    let mut session =
-        TestSession::start(SessionOptions::default()).expect("start the test session");
-    let bridge = Bridge::start(&mut session).expect("start the bridge");
-    let orca = Orca::start(&mut session).expect("start Orca");
-    // Orca 43.1 presents the focused object at the end of its start-up (orca.py `main`), after
-    // registering its listeners: let it finish before the application appears.
-    orca.wait_idle(&mut session)
-        .expect("Orca settles after starting");
-    let mut app = App::start(&bridge.socket, recording, producer);
-    session
-        .wait_for_app(app_name, bridge.pid())
-        .expect("the application appears on the desktop");
-    orca.wait_idle(&mut session)
-        .expect("Orca settles after the first frame");
-    for (i, step) in steps.iter().enumerate() {
+/// A session with the bridge, an Orca and one application sending `recording`, Orca settled
+/// after the application's first frame. [`Listening::finish`] stops Orca and tears it all down.
+struct Listening {
+    session: TestSession,
+    bridge: Bridge,
+    orca: Orca,
+    app: App,
+}
+
+impl Listening {
+    /// `before_orca` runs on the session before Orca starts (to give it a voice, say).
+    fn start(
+        recording: &str,
+        app_name: &str,
+        producer: Producer,
+        before_orca: impl FnOnce(&TestSession),
+    ) -> Listening {
+        let mut session =
+            TestSession::start(SessionOptions::default()).expect("start the test session");
+        let bridge = Bridge::start(&mut session).expect("start the bridge");
+        before_orca(&session);
+        let orca = Orca::start(&mut session).expect("start Orca");
+        // Orca 43.1 presents the focused object at the end of its start-up (orca.py `main`),
+        // after registering its listeners: let it finish before the application appears.
+        orca.wait_idle(&mut session)
+            .expect("Orca settles after starting");
+        let app = App::start(&bridge.socket, recording, producer);
+        session
+            .wait_for_app(app_name, bridge.pid())
+            .expect("the application appears on the desktop");
+        orca.wait_idle(&mut session)
+            .expect("Orca settles after the first frame");
+        Listening {
+            session,
+            bridge,
+            orca,
+            app,
+        }
+    }
+
+    /// Takes `step` (the `i`th), then waits for Orca to settle.
+    fn step(&mut self, i: usize, step: &Step) {
         match step {
             Step::Key(key, must_consume) => {
-                let consumed = orca
-                    .press(&mut session, &format!("key-{i}"), key)
+                let consumed = self
+                    .orca
+                    .press(&mut self.session, &format!("key-{i}"), key)
                     .expect("press the key");
                 // Orca 48 reads keys from the X server: no registry answer to check (None);
                 // what it says shows that it took the key.
@@ -271,23 +296,42 @@ fn orca_hears(recording: &str, app_name: &str, producer: Producer, steps: &[Step
                     );
                 }
             }
-            Step::Focus(role, label) => app.focus(app.node_id(role, label)),
-            Step::FocusNode(id) => app.focus(*id),
+            Step::Focus(role, label) => {
+                let node = self.app.node_id(role, label);
+                self.app.focus(node)
+            }
+            Step::FocusNode(id) => self.app.focus(*id),
         }
-        orca.wait_idle(&mut session)
+        self.orca
+            .wait_idle(&mut self.session)
             .expect("Orca settles after the step");
     }
-    let speech = orca
-        .stop(&mut session)
-        .expect("stop Orca and read its speech");
-    eprintln!("Orca said: {:#?}", speech.utterances);
-    session
-        .ensure_running(bridge.pid())
-        .expect("bridge survived Orca");
-    drop(app);
-    let report = session.shutdown();
-    assert!(report.is_clean(), "processes survived teardown: {report:?}");
-    speech
+
+    /// Stops Orca, checks that the bridge outlived it, tears the session down and returns what
+    /// Orca said.
+    fn finish(mut self) -> OrcaSpeech {
+        let speech = self
+            .orca
+            .stop(&mut self.session)
+            .expect("stop Orca and read its speech");
+        eprintln!("Orca said: {:#?}", speech.utterances);
+        self.session
+            .ensure_running(self.bridge.pid())
+            .expect("bridge survived Orca");
+        drop(self.app);
+        let report = self.session.shutdown();
+        assert!(report.is_clean(), "processes survived teardown: {report:?}");
+        speech
+    }
+}
+
+/// Runs `steps` against `recording` with Orca listening; returns Orca's speech.
+fn orca_hears(recording: &str, app_name: &str, producer: Producer, steps: &[Step]) -> OrcaSpeech {
+    let mut listening = Listening::start(recording, app_name, producer, |_| {});
+    for (i, step) in steps.iter().enumerate() {
+        listening.step(i, step);
+    }
+    listening.finish()
 }
 
 /// [`orca_hears`] with the recording sent as Chromium would send it (`Producer::WebEngine`).
@@ -727,7 +771,7 @@ fn orca_web_script_reads_doc_small_line_by_line_chromium() {
     if skip_loudly() {
         return;
     }
-    let recording = WebRecording::write(
+    let recording = web_recording(
         "doc-small-line-by-line",
         "generated-small/doc-small.jsonl",
         "Chromium",
@@ -869,14 +913,13 @@ fn orca_web_script_says_all_of_doc_small_chromium() {
 /// doc-100k (4,000 sections of a heading, paragraphs with links and a list: about 100,000
 /// nodes) as a web engine sends it, written for this run and removed after it.
 struct LargeDocument {
-    dir: std::path::PathBuf,
-    path: std::path::PathBuf,
+    file: TempRecording,
     /// The first frame's tree.
     tree: TreeUpdate,
 }
 
 impl LargeDocument {
-    /// `test` names the directory: tests of one process run in parallel until the Orca lock.
+    /// `test` names the temporary directory ([`TempRecording::write`]).
     fn write(test: &str) -> LargeDocument {
         let lines = newton_fixtures::doc_100k();
         let tree = lines
@@ -889,19 +932,12 @@ impl LargeDocument {
                 _ => None,
             })
             .expect("doc-100k starts with a full tree");
-        let dir = std::env::temp_dir().join(format!(
-            "newton-orca-doc-100k-{}-{test}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-        let path = dir.join("doc-100k.jsonl");
-        newton_fixtures::write_jsonl(&path, &lines)
-            .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-        LargeDocument { dir, path, tree }
+        let file = TempRecording::write(&format!("doc-100k-{test}"), &lines);
+        LargeDocument { file, tree }
     }
 
     fn recording(&self) -> &str {
-        self.path.to_str().expect("a UTF-8 temporary path")
+        self.file.recording()
     }
 
     /// The tree's nodes in document order (depth first, children in order) with their parents.
@@ -981,12 +1017,6 @@ impl LargeDocument {
             .flat_map(|(_, _, node)| node.value().unwrap_or_default().chars())
             .filter(|c| !c.is_whitespace())
             .collect()
-    }
-}
-
-impl Drop for LargeDocument {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -1108,39 +1138,33 @@ fn orca_web_script_says_all_of_doc_100k_until_stopped_chromium() {
         .get(BLOCKS_BEFORE_STOP)
         .expect("doc-100k has enough blocks after its first paragraph");
 
-    let mut session =
-        TestSession::start(SessionOptions::default()).expect("start the test session");
-    let bridge = Bridge::start(&mut session).expect("start the bridge");
-    let voice = SilentVoice::install(
-        &session,
-        std::path::Path::new(env!("CARGO_BIN_EXE_newton-silent-voice")),
-        VOICE_PER_CHARACTER,
-    )
-    .expect("give Orca a silent voice");
-    let orca = Orca::start(&mut session).expect("start Orca");
-    orca.wait_idle(&mut session)
-        .expect("Orca settles after starting");
-    let mut app = App::start(
-        &bridge.socket,
+    let mut voice = None;
+    let mut listening = Listening::start(
         document.recording(),
+        "Newton document",
         Producer::WebEngine("Chromium"),
+        |session| {
+            voice = Some(
+                SilentVoice::install(
+                    session,
+                    std::path::Path::new(env!("CARGO_BIN_EXE_newton-silent-voice")),
+                    VOICE_PER_CHARACTER,
+                )
+                .expect("give Orca a silent voice"),
+            )
+        },
     );
-    session
-        .wait_for_app("Newton document", bridge.pid())
-        .expect("the application appears on the desktop");
-    orca.wait_idle(&mut session)
-        .expect("Orca settles after the first frame");
-    app.focus(first_link.0);
-    orca.wait_idle(&mut session)
-        .expect("Orca settles after the focus move");
-    orca.press_while_speaking(&mut session, "say-all", "KP_Add")
+    let voice = voice.expect("the voice was installed");
+    listening.step(0, &Step::FocusNode(first_link.0));
+    let Listening { session, orca, .. } = &mut listening;
+    orca.press_while_speaking(session, "say-all", "KP_Add")
         .expect("press KP_Add");
     voice
         .wait_to_hear(stop_after, SAY_ALL_REACHES_BLOCK)
         .expect("Say All reads on through the sections");
-    orca.press_while_speaking(&mut session, "stop-say-all", "Control_L")
+    orca.press_while_speaking(session, "stop-say-all", "Control_L")
         .expect("press Control");
-    if let Err(e) = orca.wait_idle(&mut session) {
+    if let Err(e) = orca.wait_idle(session) {
         panic!(
             "Orca did not settle after Control ({e}): Say All went on; the voice heard {:#?}",
             voice.heard().unwrap_or_default()
@@ -1151,18 +1175,10 @@ fn orca_web_script_says_all_of_doc_100k_until_stopped_chromium() {
     // Unstopped, Say All starts a piece every few hundred milliseconds: three seconds is ample
     // to show that it does not go on.
     std::thread::sleep(Duration::from_secs(3));
-    orca.wait_idle(&mut session).expect("Orca stays settled");
+    orca.wait_idle(session).expect("Orca stays settled");
     let read_later = orca.say_all_so_far().expect("read Orca's log");
     let heard_later = voice.heard().expect("read the voice's log");
-    let speech = orca
-        .stop(&mut session)
-        .expect("stop Orca and read its speech");
-    session
-        .ensure_running(bridge.pid())
-        .expect("bridge survived Orca");
-    drop(app);
-    let report = session.shutdown();
-    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+    let speech = listening.finish();
     eprintln!("The voice heard: {heard_later:#?}");
     eprintln!("Say All read: {read_later:#?}");
 
@@ -1227,53 +1243,64 @@ fn assert_heard_in_order(heard: &[String], pieces: &[String]) {
 /// comparison: the fixture's first frame with what a web engine adds (`as_web_engine_sends_it`),
 /// the engine named in the tree (accesskit_unix reports the tree's toolkit name, and Orca picks
 /// its script by it), then one commit (serial 2) moving the focus to `focus`.
-struct WebRecording {
+fn web_recording(
+    test: &str,
+    fixture_name: &str,
+    engine: &str,
+    focus: (&str, &str),
+) -> TempRecording {
+    let mut lines = newton_producer::load_recording(fixture(fixture_name))
+        .unwrap_or_else(|e| panic!("load {fixture_name}: {e}"));
+    as_web_engine_sends_it(&mut lines);
+    let first_commit = lines
+        .iter()
+        .position(|l| matches!(&l.message, Some(SenderMessage::Commit { .. })))
+        .expect("the recording has a commit");
+    lines.truncate(first_commit + 1);
+    let surface = SurfaceId(1);
+    for line in &mut lines {
+        if let Some(line) = line.hello.as_mut() {
+            line.app.toolkit_name = Some(engine.to_owned());
+        }
+        if let Some(SenderMessage::Update { update, .. }) = line.message.as_mut() {
+            if let Some(tree) = update.tree.as_mut() {
+                tree.toolkit_name = Some(engine.to_owned());
+            }
+        }
+    }
+    let focus = node_with(&lines, focus.0, focus.1);
+    let mut moved = lines[first_commit].clone();
+    moved.message = Some(SenderMessage::Update {
+        surface,
+        update: TreeUpdate {
+            nodes: vec![],
+            tree: None,
+            tree_id: TreeId::ROOT,
+            focus: NodeId(focus),
+        },
+    });
+    let mut committed = lines[first_commit].clone();
+    committed.message = Some(SenderMessage::Commit { surface, serial: 2 });
+    lines.extend([moved, committed]);
+    TempRecording::write(&format!("web-{test}"), &lines)
+}
+
+/// A recording written for one test to a directory of its own, removed on drop.
+struct TempRecording {
     dir: std::path::PathBuf,
     path: std::path::PathBuf,
 }
 
-impl WebRecording {
-    fn write(test: &str, fixture_name: &str, engine: &str, focus: (&str, &str)) -> WebRecording {
-        let mut lines = newton_producer::load_recording(fixture(fixture_name))
-            .unwrap_or_else(|e| panic!("load {fixture_name}: {e}"));
-        as_web_engine_sends_it(&mut lines);
-        let first_commit = lines
-            .iter()
-            .position(|l| matches!(&l.message, Some(SenderMessage::Commit { .. })))
-            .expect("the recording has a commit");
-        lines.truncate(first_commit + 1);
-        let surface = SurfaceId(1);
-        for line in &mut lines {
-            if let Some(line) = line.hello.as_mut() {
-                line.app.toolkit_name = Some(engine.to_owned());
-            }
-            if let Some(SenderMessage::Update { update, .. }) = line.message.as_mut() {
-                if let Some(tree) = update.tree.as_mut() {
-                    tree.toolkit_name = Some(engine.to_owned());
-                }
-            }
-        }
-        let focus = node_with(&lines, focus.0, focus.1);
-        let mut moved = lines[first_commit].clone();
-        moved.message = Some(SenderMessage::Update {
-            surface,
-            update: TreeUpdate {
-                nodes: vec![],
-                tree: None,
-                tree_id: TreeId::ROOT,
-                focus: NodeId(focus),
-            },
-        });
-        let mut committed = lines[first_commit].clone();
-        committed.message = Some(SenderMessage::Commit { surface, serial: 2 });
-        lines.extend([moved, committed]);
-        let dir =
-            std::env::temp_dir().join(format!("newton-orca-web-{}-{test}", std::process::id()));
+impl TempRecording {
+    /// `name` names the directory: the tests of one process run in parallel until they take the
+    /// Orca lock.
+    fn write(name: &str, lines: &[RecordedLine]) -> TempRecording {
+        let dir = std::env::temp_dir().join(format!("newton-orca-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-        let path = dir.join("web.jsonl");
-        newton_fixtures::write_jsonl(&path, &lines)
+        let path = dir.join("recording.jsonl");
+        newton_fixtures::write_jsonl(&path, lines)
             .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-        WebRecording { dir, path }
+        TempRecording { dir, path }
     }
 
     fn recording(&self) -> &str {
@@ -1281,7 +1308,7 @@ impl WebRecording {
     }
 }
 
-impl Drop for WebRecording {
+impl Drop for TempRecording {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
