@@ -1380,7 +1380,7 @@ fn orca_hears_through_accesskit_unix(recording: &str, steps: &[Step]) -> OrcaSpe
 /// headings from the last one back to the caret, about ten AT-SPI calls each
 /// (`Properties.Get` and `GetIndexInParent` four times each for the heading's path, `GetState`,
 /// `GetRole`, ...): from a link in the third section it had not arrived after 30 s on the debug
-/// bridge the tests run, where Orca 43.1 went back at once (docs/compat.md, "Two Orcas"). Its
+/// bridge (session 20; the 48.1 pass now runs the release bridge), where Orca 43.1 went back at once (docs/compat.md, "Two Orcas"). Its
 /// H walks from the first heading, or from the heading the caret is on. The focus moves once,
 /// first: an application focus move made after H and K went unspoken under Orca 43.1 and its
 /// caret stayed where the keys had put it.
