@@ -838,10 +838,16 @@ fn orca_web_script_reads_doc_small_line_by_line_chromium() {
 
 /// Fails unless each utterance of `less`, in order, begins an utterance of `more` (its final
 /// full stop aside: "Lists heading." is said as "Lists heading level 2." with the level).
+/// "Screen reader off." is Orca's own, and not always said: Orca 48.1 sometimes outlasts the
+/// harness's grace on stop and is killed before it says it (CI, session 21).
 fn assert_says_at_least(more: &OrcaSpeech, less: &OrcaSpeech) {
     let bare = |text: &str| text.trim().trim_end_matches('.').to_owned();
     let mut said = more.utterances.iter();
-    for want in &less.utterances {
+    for want in less
+        .utterances
+        .iter()
+        .filter(|u| *u != "Screen reader off.")
+    {
         let want = bare(want);
         assert!(
             said.any(|u| bare(u).starts_with(&want)),
