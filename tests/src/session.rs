@@ -76,6 +76,8 @@ pub struct TestSession {
     a11y_bus: Option<String>,
     display: Option<String>,
     ready_timeout: Duration,
+    /// What at-spi-bus-launcher accepts, once probed.
+    launcher_options: Option<private_session::LauncherOptions>,
     keep_dir: bool,
     shut_down: bool,
 }
@@ -93,6 +95,7 @@ impl TestSession {
             a11y_bus: None,
             display: None,
             ready_timeout: opts.ready_timeout,
+            launcher_options: None,
             keep_dir: false,
             shut_down: false,
         };
@@ -463,8 +466,9 @@ impl TestSession {
     /// it is (a test decides whether children see AT_SPI_BUS_ADDRESS). Call it again, with a
     /// new name, to restart the accessibility bus after stopping the old launcher.
     pub fn start_a11y_bus(&mut self, name: &str, is_enabled: bool) -> Result<(u32, String)> {
-        let mut cmd = self.command(private_session::BUS_LAUNCHER);
-        cmd.args(private_session::launcher_args(is_enabled));
+        let options = self.launcher_options()?;
+        let mut cmd = self.platform_command(private_session::BUS_LAUNCHER)?;
+        cmd.args(private_session::launcher_args(options, is_enabled));
         let launcher = self.spawn(name, cmd)?;
         let session_bus = self.session_bus.clone();
         let timeout = self.ready_timeout;
@@ -472,14 +476,40 @@ impl TestSession {
             self.ensure_running(launcher)
         })
         .map_err(|e| self.step_error(e, name))?;
+        private_session::enable_after_launch(options, &session_bus, is_enabled).map_err(
+            |source| HarnessError::Dbus {
+                what: format!("{name}: set org.a11y.Status.IsEnabled"),
+                source: Box::new(source),
+            },
+        )?;
         Ok((launcher, address))
+    }
+
+    /// A command running one of at-spi2-core's programs (the launcher, the registry) from the
+    /// Orca root when `NEWTON_ORCA_ROOT` is set, so that the Orca under test meets the
+    /// at-spi2-core it ships with (2.56 beside Orca 48.1, 2.62 beside Orca 51.1); else the
+    /// host's (2.46).
+    pub fn platform_command(&self, program: &str) -> Result<Command> {
+        crate::orca::orca_command(self, program)
+    }
+
+    /// What this session's at-spi-bus-launcher accepts (probed once per session).
+    fn launcher_options(&mut self) -> Result<private_session::LauncherOptions> {
+        if let Some(options) = self.launcher_options {
+            return Ok(options);
+        }
+        let probe = self.platform_command(private_session::BUS_LAUNCHER)?;
+        let options = private_session::probe_launcher(probe)
+            .map_err(|e| HarnessError::Other(format!("at-spi-bus-launcher: {e}")))?;
+        self.launcher_options = Some(options);
+        Ok(options)
     }
 
     /// Starts at-spi2-registryd as child `name` on the accessibility bus `a11y_address` and waits for
     /// its name. The owner may also be a registry the bus activated meanwhile (it has a service
     /// file), so an early exit only fails while nobody owns the name. Returns the child's PID.
     pub fn start_registry(&mut self, name: &str, a11y_address: &str) -> Result<u32> {
-        let mut cmd = self.command(private_session::REGISTRYD);
+        let mut cmd = self.platform_command(private_session::REGISTRYD)?;
         cmd.env("AT_SPI_BUS_ADDRESS", a11y_address);
         let registryd = self.spawn(name, cmd)?;
         let timeout = self.ready_timeout;
