@@ -9,8 +9,10 @@
 #   Under CI (CI set) NEWTON_E2E_SKIP_ORCA and NEWTON_UPDATE_GOLDENS are refused.
 #   The test summary (skips, reruns, stale-binary warnings, allow-list counts) is printed last.
 #   The Orca tests run twice: host Orca 43.1, then Orca 48.1 from a Debian 13 root built by
-#   scripts/orca48-root.sh into target/orca48-root (fresh under CI, built beside the lint and
-#   build steps); its time and every step's wall time are in the summary.
+#   scripts/orca-root.sh trixie into target/orca48-root (fresh under CI, built beside the lint and
+#   build steps); its time and every step's wall time are in the summary. A Debian unstable root
+#   (target/orca51-root: at-spi2-core 2.62, Orca 51.1, lintian 2.143) is built beside it: the demo
+#   runs inside it and its lintian checks the .deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,10 +61,11 @@ mkdir -p target
 print_summary() {
   local status=$?
   note_step_time
-  if [[ -n "${orca48_pid:-}" ]]; then
-    kill -- "-$orca48_pid" 2>/dev/null || true
-    echo "[orca48] root build stopped: an earlier step failed" >> "$NEWTON_TEST_SUMMARY"
-  fi
+  local name
+  for name in "${!root_pid[@]}"; do
+    kill -- "-${root_pid[$name]}" 2>/dev/null || true
+    echo "[$name] root build stopped: an earlier step failed" >> "$NEWTON_TEST_SUMMARY"
+  done
   if [[ -n "${release_pid:-}" ]]; then
     kill -- "-$release_pid" 2>/dev/null || true
     echo "[release checks] stopped: an earlier step failed (their log: ${release_log:-})" >> "$NEWTON_TEST_SUMMARY"
@@ -78,31 +81,37 @@ if [[ $deps -eq 1 ]]; then
   scripts/install-deps.sh
 fi
 
-# The Orca 48.1 root (scripts/orca48-root.sh: debootstrap and packages from the registries, mostly
-# network and disk) is built while the workspace is linted and built, and waited for before the
-# first test: nothing timing-sensitive runs beside it.
-orca48_pid=""
-orca48_log="$PWD/target/orca48-root.log"
-if [[ "${NEWTON_E2E_SKIP_ORCA:-}" != "1" ]]; then
-  orca48_fresh=()
-  [[ -n "${CI:-}" && "${CI}" != "false" ]] && orca48_fresh=(--fresh)
-  orca48_started=$SECONDS
+# The Debian roots (scripts/orca-root.sh: debootstrap and packages from the registries, mostly
+# network and disk) are built while the workspace is linted and built, and waited for before they
+# are used: nothing timing-sensitive runs beside them. trixie holds Orca 48.1 and at-spi2-core
+# 2.56 (the second Orca pass); sid holds Orca 51.1 and at-spi2-core 2.62 (the demo, the
+# harness's private sessions and the package's lintian on Debian unstable).
+declare -A root_pid=() root_started=() root_seconds=()
+root_fresh=()
+[[ -n "${CI:-}" && "${CI}" != "false" ]] && root_fresh=(--fresh)
+start_root() { # NAME SUITE
+  root_started[$1]=$SECONDS
   # Its own process group (setsid), so that a failing step can stop all of it.
-  setsid scripts/orca48-root.sh "${orca48_fresh[@]}" target/orca48-root > "$orca48_log" 2>&1 &
-  orca48_pid=$!
-fi
-wait_for_orca48_root() {
-  [[ -z "$orca48_pid" ]] && return 0
-  local pid=$orca48_pid
-  orca48_pid=""
+  setsid scripts/orca-root.sh "${root_fresh[@]}" "$2" "target/$1-root" > "$PWD/target/$1-root.log" 2>&1 &
+  root_pid[$1]=$!
+}
+wait_for_root() { # NAME
+  local pid=${root_pid[$1]:-}
+  [[ -z "$pid" ]] && return 0
+  unset "root_pid[$1]"
   if ! wait "$pid"; then
-    cat "$orca48_log" >&2
-    echo "test.sh: building the Orca 48.1 root failed (its log is above, and in $orca48_log)" >&2
+    cat "target/$1-root.log" >&2
+    echo "test.sh: building the $1 root failed (its log is above, and in target/$1-root.log)" >&2
     exit 1
   fi
-  orca48_root_s=$((SECONDS - orca48_started))
-  echo "[orca48] root built in ${orca48_root_s} s, beside the lint and build steps ($orca48_log)"
+  root_seconds[$1]=$((SECONDS - root_started[$1]))
+  echo "[$1] root built in ${root_seconds[$1]} s, beside the lint and build steps: $(cat "target/$1-root/.newton-orca-root-ready")" \
+    | tee -a "$NEWTON_TEST_SUMMARY"
 }
+if [[ "${NEWTON_E2E_SKIP_ORCA:-}" != "1" ]]; then
+  start_root orca48 trixie
+fi
+start_root orca51 sid
 
 if [[ $lint -eq 1 ]]; then
   if command -v rustup >/dev/null 2>&1; then
@@ -127,13 +136,40 @@ release_log="$PWD/target/release-checks.log"
 setsid nice -n 19 ionice -c 3 scripts/release-checks.sh > "$release_log" 2>&1 &
 release_pid=$!
 
-wait_for_orca48_root
+step "demo --no-orca inside the Debian unstable root (at-spi2-core 2.62's launcher and registry)"
+# The README's first command as a packager on the next Debian would run it: the private session
+# must start with that launcher, which takes no --a11y flag (atspi-client/src/private_session.rs).
+wait_for_root orca51
+demo_out=$(scripts/in-root.sh target/orca51-root target/debug/newton-atspi-bridge demo --no-orca 2>&1) || {
+  printf '%s\n' "$demo_out"
+  echo "test.sh: the demo did not run inside the Debian unstable root" >&2
+  exit 1
+}
+printf '%s\n' "$demo_out" | head -n 8
+grep -q 'this is what an AT sees' <<< "$demo_out" && grep -q 'check box “Enable feature”' <<< "$demo_out" || {
+  printf '%s\n' "$demo_out"
+  echo "test.sh: the demo inside the Debian unstable root did not show the application to an AT" >&2
+  exit 1
+}
+echo "[orca51] demo --no-orca inside the root: the application shown to an AT" | tee -a "$NEWTON_TEST_SUMMARY"
+
+wait_for_root orca48
 
 step "cargo test --locked --workspace"
 # The parity test rewrites this table; an old one must not be shown as this run's.
 rm -f target/tmp/parity-latency.txt
 # --no-fail-fast: report every failing test binary, not just the first.
 cargo test --locked --workspace --no-fail-fast
+
+step "at-spi2-core 2.62 (Debian unstable root): private sessions, IsEnabled from AT listeners, the registry's pings"
+# The same harness with the root's launcher and registry (TestSession::platform_command): sessions
+# start with a launcher that takes no --a11y flag; "no AT, no updates" follows the listeners ATs
+# register (lifecycle's updates_wanted_follows_at_presence); every bridged application answers the
+# registry's Peer.Ping, a frozen producer's too (atspi_registry_ping). No Orca here.
+platform62_start=$SECONDS
+NEWTON_ORCA_ROOT="$PWD/target/orca51-root" cargo test --locked -p newton-e2e --no-fail-fast \
+  --test atspi_registry_ping --test lifecycle --test idle
+echo "[orca51] at-spi2-core 2.62 platform tests passed in $((SECONDS - platform62_start)) s" | tee -a "$NEWTON_TEST_SUMMARY"
 
 # Awaited before the Orca 48.1 pass, which runs their release binary (they have usually finished
 # by then: 14 minutes of background work beside a 22-minute test step in session 20's CI).
@@ -148,8 +184,13 @@ fi
 cat "$release_log"
 grep '^\[timing\] release checks' "$release_log" >> "$NEWTON_TEST_SUMMARY" || true
 
+step "the .deb under Debian unstable's lintian (the release checks ran Debian 12's)"
+deb=$(ls -t target/debian/newton-atspi-bridge_*.deb | head -n 1)
+scripts/lintian-check.sh "$deb" target/orca51-root
+echo "[orca51] lintian $(chroot target/orca51-root dpkg-query -W -f='${Version}' lintian): $(basename "$deb") clean" | tee -a "$NEWTON_TEST_SUMMARY"
+
 step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
-# scripts/orca48-root.sh debootstraps trixie and installs Orca 48.1 + at-spi2-core 2.56 into
+# scripts/orca-root.sh trixie debootstraps and installs Orca 48.1 + at-spi2-core 2.56 into
 # target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
 # under it and why: tests/README.md "Orca 48". Its bridge is the release binary the package
 # ships (built from vendor/ by the release checks above); the pass under Orca 43.1 ran the debug
@@ -165,7 +206,7 @@ else
   # Structural navigation and speech parity (every fixture) under Orca 48.1 (tests/README.md "Orca 48").
   env "${orca48_env[@]}" cargo test --locked -p newton-e2e --no-fail-fast \
     --test orca_structural --test speech_parity
-  echo "[orca48] $(cat target/orca48-root/.newton-orca48-ready): root built in ${orca48_root_s} s (beside the build), tests ran in $((SECONDS - orca48_start)) s" \
+  echo "[orca48] $(cat target/orca48-root/.newton-orca-root-ready): root built in ${root_seconds[orca48]} s (beside the build), tests ran in $((SECONDS - orca48_start)) s" \
     | tee -a "$NEWTON_TEST_SUMMARY"
 fi
 

@@ -1,7 +1,7 @@
 //! A real Orca in a test session: start, wait until it listens, stop, read its speech.
 //!
 //! Two Orcas are supported: the host's (Debian 12, Orca 43.1) and, when `NEWTON_ORCA_ROOT` names
-//! a root built by `scripts/orca48-root.sh`, Debian 13's Orca 48.1 with its own libatspi 2.56.
+//! a root built by `scripts/orca-root.sh`, Debian 13's Orca 48.1 with its own libatspi 2.56.
 //! That Orca runs chrooted in a private mount namespace (`unshare --mount`) that sees the host's
 //! /tmp (session directory, bus sockets, X socket), /dev and a fresh /proc; the mounts exist only
 //! in that namespace, so they vanish with Orca's process however it ends: nothing to unmount.
@@ -305,7 +305,7 @@ impl OrcaVersion {
         let package = installed_version(&text, "orca").ok_or_else(|| {
             HarnessError::Other(format!(
                 "no installed orca package in {} (install it, or build the Orca 48 root \
-                 with scripts/orca48-root.sh)",
+                 with scripts/orca-root.sh)",
                 status.display()
             ))
         })?;
@@ -420,12 +420,12 @@ pub fn orca_command(session: &TestSession, program: &str) -> Result<Command> {
 }
 
 fn check_root(root: &Path) -> Result<()> {
-    if root.join(".newton-orca48-ready").is_file() {
+    if root.join(".newton-orca-root-ready").is_file() {
         Ok(())
     } else {
         Err(HarnessError::Other(format!(
             "NEWTON_ORCA_ROOT={} is not a finished Orca root: build it with \
-             `scripts/orca48-root.sh {}`",
+             `scripts/orca-root.sh trixie|sid {}`",
             root.display(),
             root.display()
         )))
