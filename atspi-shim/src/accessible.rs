@@ -27,6 +27,7 @@ declare_interface! {
         fn GetAttributes() -> (attributes: HashMap<String, String>) = object_attributes;
         fn GetApplication() -> (application: ObjectRef) = application;
         fn GetInterfaces() -> (interfaces: Vec<String>) = interfaces;
+        property version: u32 = crate::surface::interface_version;
         property Name: String = name_of;
         property Description: String = description_of;
         property Parent: ObjectRef = parent;

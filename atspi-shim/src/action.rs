@@ -18,6 +18,7 @@ declare_interface! {
         fn GetKeyBinding(index: i32) -> (binding: String) = key_binding_at;
         fn GetActions() -> (actions: Vec<(String, String, String)>) = list;
         fn DoAction(index: i32) -> (success: bool) = do_action, acting;
+        property version: u32 = crate::surface::interface_version;
         property NActions: i32 = n_actions;
     }
 }

@@ -44,6 +44,7 @@ pub type CacheItem<'a> = (
 declare_interface! {
     pub(crate) static CACHE = "org.a11y.atspi.Cache", on app {
         fn GetItems() -> (nodes: Vec<CacheItem>) = get_items;
+        property version: u32 = crate::surface::interface_version;
     }
 }
 

@@ -57,6 +57,7 @@ declare_interface! {
             traverse: bool,
         ) -> (matches: Vec<ObjectRef>) = get_matches_from;
         fn GetActiveDescendant() -> (descendant: ObjectRef) = active_descendant;
+        property version: u32 = crate::surface::interface_version;
     }
 }
 

@@ -32,6 +32,7 @@ declare_interface! {
         fn ScrollTo(kind: u32) -> (success: bool) = scroll_to, acting;
         fn ScrollToPoint(coord_type: u32, x: i32, y: i32) -> (success: bool)
             = scroll_to_point, acting;
+        property version: u32 = crate::surface::interface_version;
     }
 }
 

@@ -37,6 +37,7 @@ declare_interface! {
         fn GetTextSelections() -> (selections: Vec<WireSelection>) = get_text_selections;
         fn SetTextSelections(selections: Vec<WireSelection>) -> (success: bool)
             = set_text_selections, acting;
+        property version: u32 = crate::surface::interface_version;
         property CurrentPageNumber: i32 = no_pages;
         property PageCount: i32 = no_pages;
     }

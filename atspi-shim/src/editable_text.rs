@@ -32,6 +32,7 @@ declare_interface! {
         fn CutText(start_pos: i32, end_pos: i32) -> (success: bool) = cut_text;
         fn DeleteText(start_pos: i32, end_pos: i32) -> (success: bool) = delete_text, acting;
         fn PasteText(position: i32) -> (success: bool) = paste_text;
+        property version: u32 = crate::surface::interface_version;
     }
 }
 

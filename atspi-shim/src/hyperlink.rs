@@ -26,6 +26,7 @@ declare_interface! {
         fn GetObject(i: i32) -> (object: ObjectRef) = object;
         fn GetURI(i: i32) -> (uri: String) = uri;
         fn IsValid() -> (valid: bool) = is_valid;
+        property version: u32 = crate::surface::interface_version;
         property NAnchors: i16 = n_anchors;
         property StartIndex: i32 = start_index;
         property EndIndex: i32 = end_index;

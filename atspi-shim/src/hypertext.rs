@@ -44,6 +44,7 @@ declare_interface! {
         fn GetNLinks() -> (count: i32) = n_links;
         fn GetLink(index: i32) -> (link: ObjectRef) = link;
         fn GetLinkIndex(character_index: i32) -> (index: i32) = link_at;
+        property version: u32 = crate::surface::interface_version;
     }
 }
 

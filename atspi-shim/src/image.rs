@@ -13,6 +13,7 @@ declare_interface! {
         fn GetImageExtents(coord_type: u32) -> (extents: (i32, i32, i32, i32)) = image_extents;
         fn GetImagePosition(coord_type: u32) -> (x: i32, y: i32) = image_position;
         fn GetImageSize() -> (width: i32, height: i32) = image_size;
+        property version: u32 = crate::surface::interface_version;
         property ImageDescription: String = image_description;
         property ImageLocale: String = image_locale;
     }

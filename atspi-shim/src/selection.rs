@@ -28,6 +28,7 @@ declare_interface! {
         fn SelectAll() -> (success: bool) = unsupported;
         fn ClearSelection() -> (success: bool) = unsupported;
         fn DeselectChild(child_index: i32) -> (success: bool) = deselect_child, acting;
+        property version: u32 = crate::surface::interface_version;
         property NSelectedChildren: i32 = n_selected_children;
     }
 }

@@ -383,6 +383,18 @@ macro_rules! declare_interface {
 
 pub(crate) use declare_interface;
 
+/// The `version` every interface but Application has in at-spi2-core's XML
+/// since 2.58 ("incremented by one every time a new method, signal, or
+/// property is added to this interface"); atk-bridge answers each with
+/// libatspi's `ATSPI_<INTERFACE>_VERSION`, 1 for all of them in 2.62. The
+/// bridge serves every interface as of that version.
+pub(crate) const INTERFACE_VERSION: u32 = 1;
+
+/// The getter of every declared `version` property, whatever the receiver.
+pub(crate) fn interface_version<R>(_receiver: R) -> Result<u32, CallError> {
+    Ok(INTERFACE_VERSION)
+}
+
 /// One declared member, as listed by [`declared`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeclaredMember {

@@ -54,6 +54,7 @@ declare_interface! {
             col_extents: i32,
             is_selected: bool,
         ) = row_column_extents_at_index;
+        property version: u32 = crate::surface::interface_version;
         property NRows: i32 = n_rows;
         property NColumns: i32 = n_columns;
         property Caption: ObjectRef = caption_of;

@@ -21,7 +21,7 @@ declare_interface! {
         property RowSpan: i32 = row_span;
         property Position: (i32, i32) = position;
         property Table: ObjectRef = table;
-        property version: u32 = version;
+        property version: u32 = crate::surface::interface_version;
     }
 }
 
@@ -72,10 +72,6 @@ fn table(ctx: &NodeCtx) -> Result<ObjectRef, CallError> {
     let table = table_of(&ctx.node)
         .ok_or_else(|| CallError::Failed("this cell is in no table".to_owned()))?;
     Ok(ctx.ref_to(&table))
-}
-
-fn version(_ctx: &NodeCtx) -> Result<u32, CallError> {
-    Ok(1)
 }
 
 /// An unplaced cell answers (-1, -1, 0, 0).

@@ -20,6 +20,7 @@ use crate::CallError;
 
 declare_interface! {
     pub(crate) static VALUE = "org.a11y.atspi.Value", on node {
+        property version: u32 = crate::surface::interface_version;
         property MinimumValue: f64 = minimum;
         property MaximumValue: f64 = maximum;
         property MinimumIncrement: f64 = increment;

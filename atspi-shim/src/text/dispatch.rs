@@ -64,6 +64,7 @@ declare_interface! {
             x: i32,
             y: i32,
         ) -> (success: bool) = scroll_substring_to_point, acting;
+        property version: u32 = crate::surface::interface_version;
         property CharacterCount: i32 = character_count;
         property CaretOffset: i32 = caret_offset_property;
     }
