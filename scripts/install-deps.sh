@@ -10,7 +10,7 @@ PACKAGES=(
   dbus-daemon dbus-bin dbus-x11   # private session bus (dbus-daemon), dbus-monitor for debugging
   libglib2.0-bin                  # gdbus, for debugging sessions by hand
   at-spi2-core                    # at-spi-bus-launcher, at-spi2-registryd
-  xvfb xdotool libxtst6           # headless X server; window focus and real keys (XTEST: bench key injector)
+  xvfb xdotool libxtst6 x11-utils # headless X server; window focus and real keys (XTEST: bench key injector); xev: the stand-in focused window
   orca speech-dispatcher python3-speechd  # the screen reader under test (speech via the dummy module)
   python3 python3-gi python3-dbus python3-pyatspi gir1.2-atspi-2.0  # tests/py scripts
   gir1.2-gtk-3.0 libatk-adaptor fonts-dejavu-core                   # GTK3 reference app

@@ -38,7 +38,9 @@ pub use golden::{check_golden, first_difference, golden_path, orca_golden};
 pub use keys::{registry_key, KeyPhase};
 pub use legacy::{legacy_binary, LegacyReference};
 pub use lock::OrcaLock;
-pub use orca::{extract_speech, orca_command, orca_root, Orca, OrcaSpeech, OrcaVersion};
+pub use orca::{
+    atspi_release, extract_speech, orca_command, orca_root, Orca, OrcaSpeech, OrcaVersion,
+};
 pub use paths::{bridge_binary, py_script, python, workspace_binary_or_panic, workspace_root};
 pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
@@ -46,7 +48,7 @@ pub use stepped::SteppedReplay;
 pub use summary::{summary_note, summary_path};
 pub use voice::{SilentVoice, STOPPED};
 pub use wait::wait_until;
-pub use xdo::{find_window, xdotool};
+pub use xdo::{find_window, focus_stand_in_window, xdotool};
 
 /// True when the caller asked to skip Orca tests. Tests print a loud message when they skip
 /// (and note it in the test summary, see [`summary_note`]); any other value (or none) runs

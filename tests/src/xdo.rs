@@ -40,3 +40,39 @@ fn regex_escape(text: &str) -> String {
     }
     out
 }
+
+/// The title of [`focus_stand_in_window`]'s window.
+const STAND_IN_TITLE: &str = "newton stand-in window";
+
+/// Gives the X server a focused window when none has the focus, as a desktop always has one:
+/// a plain X window (`xev`, from x11-utils; not accessible, so no AT sees it) mapped and focused
+/// with `xdotool windowfocus`. A replayed application has no X window of its own, and with the
+/// focus left at PointerRoot libatspi 2.60.2 and later read keys from XInput2's raw events as
+/// well (`atspi-device-x11.c`, "Fall back on raw key events if there is no focus"): Orca 51.1
+/// received every XTEST key three times and echoed and acted on each. Call it before Orca
+/// starts, since libatspi reads the focus when its device is created. Returns the window's id,
+/// or `None` when a window already has the focus (left alone).
+pub fn focus_stand_in_window(session: &mut TestSession) -> Result<Option<String>> {
+    if has_focused_window(session)? {
+        return Ok(None);
+    }
+    let mut cmd = session.command("xev");
+    cmd.args(["-name", STAND_IN_TITLE]);
+    session.spawn("stand-in-window", cmd)?;
+    let window = find_window(session, STAND_IN_TITLE)?;
+    xdotool(
+        session,
+        "xdotool-focus-stand-in",
+        &["windowfocus", "--sync", &window],
+    )?;
+    Ok(Some(window))
+}
+
+/// Whether an X window has the input focus (`xdotool getwindowfocus` fails while the focus is
+/// PointerRoot or None).
+fn has_focused_window(session: &mut TestSession) -> Result<bool> {
+    let mut cmd = session.command("xdotool");
+    cmd.arg("getwindowfocus");
+    let (status, _) = session.run("xdotool-getwindowfocus", cmd, XDOTOOL_TIMEOUT)?;
+    Ok(status.success())
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use newton_e2e::{fixture, orca_root, summary_note, Bridge, SessionOptions, TestSession};
+use newton_e2e::{atspi_release, fixture, summary_note, Bridge, SessionOptions, TestSession};
 use rustix::process::{kill_process, Pid, Signal};
 
 const BASIC: &str = "generated-small/basic.jsonl";
@@ -24,7 +24,7 @@ const PING_ROUND: Duration = Duration::from_secs(44);
 
 #[test]
 fn the_registry_keeps_an_application_whose_producer_is_frozen_through_its_pings() {
-    let release = registry_release();
+    let release = atspi_release();
     if release.is_none_or(|version| version < (2, 60)) {
         // Nothing to wait for: this registry never pings (the host's 2.46, Debian 13's 2.56).
         summary_note(
@@ -131,18 +131,4 @@ impl PingCounter {
             .map(|seen| seen.iter().filter(|to| *to == bus).count())
             .unwrap_or(0)
     }
-}
-
-/// The at-spi2-core release the registry comes from: the root's when `NEWTON_ORCA_ROOT` is set,
-/// else the host's.
-fn registry_release() -> Option<(u32, u32)> {
-    let root = orca_root().unwrap_or_else(|| "/".into());
-    let status = std::fs::read_to_string(root.join("var/lib/dpkg/status")).ok()?;
-    let stanza = status.split("\n\n").find(|s| {
-        s.lines().any(|l| l == "Package: at-spi2-core")
-            && s.lines().any(|l| l == "Status: install ok installed")
-    })?;
-    let version = stanza.lines().find_map(|l| l.strip_prefix("Version: "))?;
-    let mut parts = version.split(['.', '-']);
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
