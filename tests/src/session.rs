@@ -493,8 +493,10 @@ impl TestSession {
         crate::orca::orca_command(self, program)
     }
 
-    /// What this session's at-spi-bus-launcher accepts (probed once per session).
-    fn launcher_options(&mut self) -> Result<private_session::LauncherOptions> {
+    /// What this session's at-spi-bus-launcher accepts (probed once per session); with
+    /// `LaunchImmediatelyOnly` (at-spi2-core 2.61 and later) `IsEnabled` follows the listeners
+    /// ATs register.
+    pub fn launcher_options(&mut self) -> Result<private_session::LauncherOptions> {
         if let Some(options) = self.launcher_options {
             return Ok(options);
         }

@@ -31,6 +31,7 @@ const WAIT: Duration = Duration::from_secs(60);
 /// Grace given to a process asked to stop before it is SIGKILLed.
 const GRACE: Duration = Duration::from_secs(30);
 use newton_atspi_client::calls::{accessible, registry, REGISTRY};
+use newton_atspi_client::private_session::LauncherOptions;
 /// The harness's marker variable (every process of a session carries it, activated ones too).
 const SESSION_MARKER: &str = "NEWTON_E2E_SESSION";
 const BYSTANDER_FIXTURE: &str = "generated-small/basic.jsonl";
@@ -729,10 +730,15 @@ fn thread_count(pid: u32) -> usize {
 }
 
 /// No AT, no cost: with `--a11y=0` and no listener, surfaces are unwanted; IsEnabled or a
-/// registered event listener makes them wanted; when both go, unwanted again.
+/// registered event listener makes them wanted; when both go, unwanted again. From at-spi2-core
+/// 2.61 the launcher derives IsEnabled from the listeners itself: true once an AT registers one,
+/// false only when that AT's connection goes (a listener deregistered by an AT still on the bus
+/// leaves it true: the AT is still there), and the bridge follows it.
 #[test]
 fn updates_wanted_follows_at_presence() {
     let mut desk = Desk::start(AtSpi::Disabled);
+    let derived = desk.session.launcher_options().expect("probe the launcher")
+        == LauncherOptions::LaunchImmediatelyOnly;
     let socket = socket_in(&desk);
     desk.start_bridge("bridge", &socket);
     let mut sender = RawSender::connect(&socket, "Thrifty app");
@@ -764,6 +770,9 @@ fn updates_wanted_follows_at_presence() {
         )
         .expect("RegisterEvent");
     expect_message(&mut sender, &wanted(1), "listener registered");
+    if derived {
+        wait_for_is_enabled(&session_bus, true, "an AT registered a listener");
+    }
     let () = listener
         .call_fixed(
             &registry::DEREGISTER_EVENT,
@@ -771,8 +780,19 @@ fn updates_wanted_follows_at_presence() {
             &("object:children-changed".to_owned(),),
         )
         .expect("DeregisterEvent");
-    expect_message(&mut sender, &unwanted(1), "listener gone");
-    drop(listener);
+    if derived {
+        // The launcher keeps the AT until its connection goes: still wanted.
+        assert!(
+            is_enabled(&session_bus),
+            "IsEnabled while the AT is on the bus"
+        );
+        drop(listener);
+        wait_for_is_enabled(&session_bus, false, "the AT's connection closed");
+        expect_message(&mut sender, &unwanted(1), "AT gone");
+    } else {
+        expect_message(&mut sender, &unwanted(1), "listener gone");
+        drop(listener);
+    }
 
     // An AT that goes away without deregistering (it crashed): its bus name vanishes.
     let crashing = desk.a11y();
@@ -786,7 +806,27 @@ fn updates_wanted_follows_at_presence() {
     expect_message(&mut sender, &wanted(1), "second listener registered");
     drop(crashing);
     expect_message(&mut sender, &unwanted(1), "listener's connection closed");
+    if derived {
+        wait_for_is_enabled(&session_bus, false, "the crashed AT's connection closed");
+    }
     desk.finish();
+}
+
+fn is_enabled(session_bus: &BusClient) -> bool {
+    newton_atspi_client::private_session::is_enabled(session_bus.address())
+        .expect("read org.a11y.Status.IsEnabled")
+}
+
+/// Waits (bounded) until the launcher's IsEnabled is `expected`.
+fn wait_for_is_enabled(session_bus: &BusClient, expected: bool, after: &str) {
+    let deadline = Instant::now() + WAIT;
+    while is_enabled(session_bus) != expected {
+        assert!(
+            Instant::now() < deadline,
+            "after {after}: IsEnabled not {expected} within {WAIT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn set_is_enabled(session_bus: &BusClient, enabled: bool) {
