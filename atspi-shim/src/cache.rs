@@ -43,7 +43,7 @@ pub type CacheItem<'a> = (
 
 declare_interface! {
     pub(crate) static CACHE = "org.a11y.atspi.Cache", on app {
-        fn GetItems() -> (nodes: Vec<CacheItem>) = get_items;
+        fn GetItems() -> (nodes: Vec<CacheItem>) = get_items, heavy;
         property version: u32 = crate::surface::interface_version;
     }
 }

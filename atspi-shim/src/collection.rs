@@ -38,7 +38,7 @@ use crate::{accessible, action, dispatch, roles, states, CallError};
 declare_interface! {
     pub(crate) static COLLECTION = "org.a11y.atspi.Collection", on node {
         fn GetMatches(rule: WireRule, sortby: u32, count: i32, traverse: bool)
-            -> (matches: Vec<ObjectRef>) = get_matches;
+            -> (matches: Vec<ObjectRef>) = get_matches, heavy;
         fn GetMatchesTo(
             current_object: OwnedObjectPath,
             rule: WireRule,
@@ -47,7 +47,7 @@ declare_interface! {
             limit_scope: bool,
             count: i32,
             traverse: bool,
-        ) -> (matches: Vec<ObjectRef>) = get_matches_to;
+        ) -> (matches: Vec<ObjectRef>) = get_matches_to, heavy;
         fn GetMatchesFrom(
             current_object: OwnedObjectPath,
             rule: WireRule,
@@ -55,7 +55,7 @@ declare_interface! {
             tree: u32,
             count: i32,
             traverse: bool,
-        ) -> (matches: Vec<ObjectRef>) = get_matches_from;
+        ) -> (matches: Vec<ObjectRef>) = get_matches_from, heavy;
         fn GetActiveDescendant() -> (descendant: ObjectRef) = active_descendant;
         property version: u32 = crate::surface::interface_version;
     }

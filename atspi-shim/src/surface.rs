@@ -12,6 +12,7 @@
 //! declare_interface! {
 //!     pub(crate) static ACTION = "org.a11y.atspi.Action", on node {
 //!         fn DoAction(index: i32) -> (success: bool) = do_action, acting;
+//!         fn GetMatches(rule: WireRule, …) -> (matches: Vec<ObjectRef>) = get_matches, heavy;
 //!         fn GetName(index: i32) -> (name: String) = name;
 //!         property NActions: i32 = n_actions;
 //!     }
@@ -24,7 +25,10 @@
 //! [`Target`]) and the decoded arguments, and return
 //! `Result<T, CallError>`: `T` is the single result, or the tuple of several;
 //! `acting` handlers return [`Acted`] (the result plus the action request
-//! routed to the sender). Getters return `Result<T, CallError>` of the
+//! routed to the sender). `heavy` marks a method whose cost grows with the
+//! tree ([`Method::heavy`]): the bridge answers it on its heavy-call thread,
+//! whether or not the call names the interface. A method carries at most
+//! one marker. Getters return `Result<T, CallError>` of the
 //! property's type. The derived code decodes the body once (InvalidArgs with
 //! the expected signature otherwise) and builds the reply within the message
 //! budget, so handlers are plain functions, tested without D-Bus messages.
@@ -112,6 +116,11 @@ pub struct Method {
     pub name: &'static str,
     pub inputs: &'static [Arg],
     pub outputs: &'static [Arg],
+    /// Declared `heavy`: its cost grows with the tree (`Cache.GetItems`,
+    /// `Collection.GetMatches*`), so the bridge answers it off the thread
+    /// that answers every other call. Found for a call by
+    /// [`crate::dispatch::declared_method`], with or without an interface field.
+    pub heavy: bool,
     pub(crate) call: CallFn,
 }
 
@@ -233,7 +242,7 @@ macro_rules! declare_interface {
             $(
                 fn $member:ident ( $($arg:ident : $arg_ty:ty),* $(,)? )
                     -> ( $($out:ident : $out_ty:ty),* $(,)? )
-                    = $handler:path $(, $acting:ident)? ;
+                    = $handler:path $(, $marker:ident)? ;
             )*
             $(
                 property $prop:ident : $prop_ty:ty = $getter:path $(, $writable:ident)? ;
@@ -254,12 +263,13 @@ macro_rules! declare_interface {
                         name: stringify!($out),
                         signature: <$out_ty as zvariant::Type>::SIGNATURE,
                     }),*],
+                    heavy: declare_interface!(@heavy $($marker)?),
                     call: |target, call| {
                         let receiver = declare_interface!(@receiver $receiver target);
                         declare_interface!(@decode call [$($arg : $arg_ty),*]);
-                        let answer: declare_interface!(@answer_type [$($acting)?] [$($out_ty),*])
+                        let answer: declare_interface!(@answer_type [$($marker)?] [$($out_ty),*])
                             = $handler(receiver $(, $arg)*)?;
-                        declare_interface!(@answer call answer [$($out),*] [$($acting)?])
+                        declare_interface!(@answer call answer [$($out),*] [$($marker)?])
                     },
                 }
             ),*],
@@ -280,7 +290,7 @@ macro_rules! declare_interface {
 
         declare_interface!(@test_fns [$($test_call $test_get)?] $NAME $receiver {
             $(
-                fn $member($($arg: $arg_ty),*) -> ($($out: $out_ty),*) = $handler [$($acting)?];
+                fn $member($($arg: $arg_ty),*) -> ($($out: $out_ty),*) = $handler [$($marker)?];
             )*
             $( property $prop: $prop_ty = $getter; )*
         });
@@ -290,7 +300,7 @@ macro_rules! declare_interface {
     (@test_fns [$test_call:ident $test_get:ident] $NAME:ident $receiver:ident {
         $(
             fn $member:ident($($arg:ident : $arg_ty:ty),*) -> ($($out:ident : $out_ty:ty),*)
-                = $handler:path [$($acting:ident)?];
+                = $handler:path [$($marker:ident)?];
         )*
         $( property $prop:ident : $prop_ty:ty = $getter:path; )*
     }) => {
@@ -306,9 +316,9 @@ macro_rules! declare_interface {
             $(
                 if member == stringify!($member) {
                     declare_interface!(@decode call [$($arg : $arg_ty),*]);
-                    let answer: declare_interface!(@answer_type [$($acting)?] [$($out_ty),*])
+                    let answer: declare_interface!(@answer_type [$($marker)?] [$($out_ty),*])
                         = $handler(receiver $(, $arg)*)?;
-                    return declare_interface!(@answer call answer [$($out),*] [$($acting)?]);
+                    return declare_interface!(@answer call answer [$($out),*] [$($marker)?]);
                 }
             )*
             Err($crate::CallError::UnknownMethod {
@@ -348,7 +358,7 @@ macro_rules! declare_interface {
         let ($($arg,)+): ($($arg_ty,)+) = $crate::reply::args($call)?;
     };
 
-    (@answer $call:ident $answer:ident [$($out:ident),*] []) => {
+    (@answer $call:ident $answer:ident [$($out:ident),*] [$(heavy)?]) => {
         Ok($crate::Handled::reply($crate::reply::method_return(
             $call,
             declare_interface!(@body $answer [$($out),*]),
@@ -365,8 +375,8 @@ macro_rules! declare_interface {
 
     // The handler's answer has the declared result types, so the reply's
     // signature is the declared one.
-    (@answer_type [] [$out_ty:ty]) => { $out_ty };
-    (@answer_type [] [$($out_ty:ty),*]) => { ($($out_ty),*) };
+    (@answer_type [$(heavy)?] [$out_ty:ty]) => { $out_ty };
+    (@answer_type [$(heavy)?] [$($out_ty:ty),*]) => { ($($out_ty),*) };
     (@answer_type [acting] [$out_ty:ty]) => { $crate::surface::Acted<$out_ty> };
     (@answer_type [acting] [$($out_ty:ty),*]) => { $crate::surface::Acted<($($out_ty),*)> };
 
@@ -376,6 +386,12 @@ macro_rules! declare_interface {
 
     (@any_case) => { false };
     (@any_case any) => { true };
+
+    // The one marker a method may carry: `acting` or `heavy` (an unknown
+    // word matches no rule and does not compile).
+    (@heavy) => { false };
+    (@heavy heavy) => { true };
+    (@heavy acting) => { false };
 
     (@writable) => { false };
     (@writable writable) => { true };
