@@ -104,13 +104,29 @@ impl BridgedApp {
         executor: &async_executor::Executor<'static>,
     ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
         let (bus, incoming) = open_bus(a11y_address, executor).await?;
+        Ok(Self::new(
+            bus, incoming, info, limits, budget, to_sender, listeners,
+        ))
+    }
+
+    /// The application on `bus`, whose calls wait in `incoming` until
+    /// `start_serving`.
+    fn new(
+        bus: Bus,
+        incoming: zbus::MessageStream,
+        info: AppInfo,
+        limits: Limits,
+        budget: Arc<newton_cache::ByteBudget>,
+        to_sender: async_channel::Sender<BridgeMessage>,
+        listeners: SharedListeners,
+    ) -> Arc<Self> {
         let state = AppState {
             replica: AppReplica::with_shared_budget(limits, budget),
             models: DerivedModels::new(),
             app_id: 0,
             desktop: None,
         };
-        Ok(Arc::new(Self {
+        Arc::new(Self {
             info,
             bus: Mutex::new(bus),
             state: Mutex::new(state),
@@ -123,7 +139,7 @@ impl BridgedApp {
             call_panics: std::sync::atomic::AtomicU64::new(0),
             error_replies: Mutex::new(ErrorReplyLog::default()),
             bus_watch: BusWatch::new(),
-        }))
+        })
     }
 
     /// Starts answering calls on the bus connection made by `connect`
@@ -809,6 +825,187 @@ pub fn host_facts() -> &'static HostFacts {
 #[cfg(test)]
 mod tests {
     use super::{ErrorLogVerdict, ErrorReplyLog};
+
+    /// Calls answered by a served application: how a call is routed.
+    mod routing {
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use async_executor::Executor;
+        use futures::StreamExt;
+        use newton_atspi_shim::paths::{CACHE_PATH, ROOT_PATH};
+        use zbus::message::{Message, Type as MessageType};
+
+        use super::super::{BridgedApp, Bus};
+
+        /// Bound of every wait: nothing here should take more than a moment.
+        const WAIT: Duration = Duration::from_secs(30);
+
+        /// An application answering on one peer-to-peer connection (in place
+        /// of its bus connection, served the same way), with a peer-to-peer
+        /// socket of its own in `dir`, and a client connection to it.
+        async fn served_app(
+            executor: &Arc<Executor<'static>>,
+            dir: &std::path::Path,
+        ) -> (Arc<BridgedApp>, zbus::Connection) {
+            let (server, client) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+            let server = async {
+                zbus::connection::Builder::async_io_unix_stream(server)
+                    .server(zbus::Guid::generate())
+                    .expect("a server connection builder")
+                    .p2p()
+                    .internal_executor(false)
+                    .build_message_stream()
+                    .await
+                    .expect("the application's side connects")
+            };
+            let client = async {
+                zbus::connection::Builder::async_io_unix_stream(client)
+                    .p2p()
+                    .build()
+                    .await
+                    .expect("the client's side connects")
+            };
+            let (incoming, client) = futures::join!(server, client);
+            let conn = zbus::Connection::from(&incoming);
+            crate::driven::drive(&conn, executor);
+            let bus = Bus {
+                conn,
+                unique_name: String::new(),
+            };
+            let app = BridgedApp::new(
+                bus,
+                incoming,
+                newton_push_protocol::AppInfo {
+                    app_id: "routing.test".into(),
+                    name: "Routing test".into(),
+                    pid: None,
+                    toolkit_name: None,
+                    toolkit_version: None,
+                },
+                newton_cache::Limits::default(),
+                Arc::new(newton_cache::ByteBudget::default()),
+                async_channel::bounded(8).0,
+                crate::listeners::SharedListeners::default(),
+            );
+            app.start_serving(executor);
+            app.offer_p2p(dir, 1, executor);
+            (app, client)
+        }
+
+        /// A call as a client may send it: without an interface field.
+        fn without_interface(path: &str, member: &str) -> Message {
+            Message::method_call(path, member)
+                .expect("valid path and member")
+                .build(&())
+                .expect("the call builds")
+        }
+
+        async fn next_reply(replies: &mut zbus::MessageStream) -> Message {
+            let reply = async {
+                loop {
+                    match replies.next().await {
+                        Some(Ok(m)) if m.message_type() != MessageType::MethodCall => {
+                            return Some(m)
+                        }
+                        Some(_) => continue,
+                        None => return None,
+                    }
+                }
+            };
+            let timeout = async {
+                async_io::Timer::after(WAIT).await;
+                None
+            };
+            futures::future::select(std::pin::pin!(reply), std::pin::pin!(timeout))
+                .await
+                .factor_first()
+                .0
+                .expect("a reply within the wait")
+        }
+
+        fn answers(reply: &Message, call: &Message) -> bool {
+            reply.header().reply_serial() == Some(call.primary_header().serial_num())
+        }
+
+        /// A temporary directory for the application's peer-to-peer socket.
+        struct TempDir(std::path::PathBuf);
+
+        impl TempDir {
+            fn new(name: &str) -> Self {
+                let dir = std::env::temp_dir()
+                    .join(format!("newton-bridge-{name}-{}", std::process::id()));
+                std::fs::create_dir_all(&dir).expect("a temporary directory");
+                Self(dir)
+            }
+        }
+
+        impl Drop for TempDir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+
+        /// `Application.GetApplicationBusAddress` without an interface field
+        /// is the bridge's to answer (the shim would say "").
+        #[test]
+        fn the_bus_address_query_without_an_interface_field_answers_the_p2p_address() {
+            let dir = TempDir::new("bus-address");
+            let executor = Arc::new(Executor::new());
+            async_io::block_on(crate::driven::run(&executor, async {
+                let (app, client) = served_app(&executor, &dir.0).await;
+                let offered = app.p2p_address().expect("a peer-to-peer socket");
+                let mut replies = zbus::MessageStream::from(&client);
+                let ask = without_interface(ROOT_PATH, "GetApplicationBusAddress");
+                client.send(&ask).await.expect("the call is sent");
+                let reply = next_reply(&mut replies).await;
+                assert!(answers(&reply, &ask));
+                assert_eq!(reply.message_type(), MessageType::MethodReturn);
+                let (address,): (String,) = reply.body().deserialize().expect("a string");
+                assert_eq!(address, offered);
+            }));
+        }
+
+        /// `Cache.GetItems` without an interface field waits for the
+        /// heavy-call thread: while a job holds that thread, a later cheap
+        /// call on the same connection is answered first.
+        #[test]
+        fn a_heavy_call_without_an_interface_field_is_answered_on_the_heavy_call_thread() {
+            let dir = TempDir::new("heavy-routing");
+            let executor = Arc::new(Executor::new());
+            async_io::block_on(crate::driven::run(&executor, async {
+                let (_app, client) = served_app(&executor, &dir.0).await;
+                let mut replies = zbus::MessageStream::from(&client);
+                let (started_tx, started_rx) = async_channel::bounded(1);
+                let (release_tx, release_rx) = async_channel::bounded::<()>(1);
+                let holder = executor.spawn(crate::heavy::run(move || {
+                    let _ = started_tx.send_blocking(());
+                    let _ = release_rx.recv_blocking();
+                }));
+                started_rx
+                    .recv()
+                    .await
+                    .expect("the heavy-call thread runs the holding job");
+
+                let items = without_interface(CACHE_PATH, "GetItems");
+                let role = without_interface(ROOT_PATH, "GetRole");
+                client.send(&items).await.expect("GetItems is sent");
+                client.send(&role).await.expect("GetRole is sent");
+                let first = next_reply(&mut replies).await;
+                assert!(
+                    answers(&first, &role),
+                    "GetItems without an interface field was answered before GetRole, \
+                     although the heavy-call thread was held: it ran on the executor"
+                );
+
+                release_tx.send(()).await.expect("the holding job waits");
+                holder.await;
+                let second = next_reply(&mut replies).await;
+                assert!(answers(&second, &items));
+                assert_eq!(second.message_type(), MessageType::MethodReturn);
+            }));
+        }
+    }
 
     #[test]
     fn each_kind_of_error_reply_is_logged_once() {

@@ -1,7 +1,12 @@
-//! Fair AT service: the calls whose cost grows with the tree
-//! (`Cache.GetItems`, `Collection.*`) are answered on one dedicated thread,
+//! Fair AT service: the calls whose cost grows with the tree, the methods
+//! declared `heavy` in the shim (`Cache.GetItems`, `Collection.GetMatches`,
+//! `GetMatchesFrom`, `GetMatchesTo`), are answered on one dedicated thread,
 //! in the order they arrive, never on the executor's thread that answers
-//! every other call and applies every commit.
+//! every other call and applies every commit. Which calls those are is
+//! decided by the declaration, whatever the header says: D-Bus lets a
+//! caller leave out the interface field, and dispatch then routes by member
+//! name, so a check of (interface, member) alone let such calls run on the
+//! executor.
 //!
 //! Why: one such call on a 200,000-node tree takes tens of milliseconds
 //! (hundreds in a debug build). Answered on the executor, a few clients
@@ -20,19 +25,14 @@ use zbus::message::Message;
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Whether `call` is answered on the heavy-call thread.
+/// Whether `call` is answered on the heavy-call thread: whether the method
+/// it names is declared `heavy` in the shim (`declare_interface!`), found as
+/// dispatch finds it, with or without an interface field. The declaration
+/// is the only list of heavy members; a call that leaves out its interface
+/// field is as heavy as one that names it.
 pub fn is_heavy(call: &Message) -> bool {
-    let header = call.header();
-    let interface = header.interface().map(|i| i.as_str()).unwrap_or("");
-    let member = header.member().map(|m| m.as_str()).unwrap_or("");
-    matches!(
-        (interface, member),
-        ("org.a11y.atspi.Cache", "GetItems")
-            | (
-                "org.a11y.atspi.Collection",
-                "GetMatches" | "GetMatchesFrom" | "GetMatchesTo"
-            )
-    )
+    newton_atspi_shim::dispatch::declared_method(&call.header())
+        .is_some_and(|declared| declared.method.heavy)
 }
 
 /// Runs `work` on the heavy-call thread after every job queued before it.

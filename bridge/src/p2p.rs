@@ -157,16 +157,16 @@ async fn serve_peer(stream: UnixStream, app: &Arc<BridgedApp>, executor: &Execut
 }
 
 /// `Application.GetApplicationBusAddress` on the app root: a transport fact
-/// the bridge answers itself (the shim answers only from the replica).
+/// the bridge answers itself (the shim answers only from the replica). The
+/// method is found as dispatch finds it, so a call without an interface
+/// field (routed by member name to `Application`) is intercepted too.
 pub fn is_bus_address_query(call: &Message) -> bool {
     let header = call.header();
     header
-        .interface()
-        .is_some_and(|i| i.as_str() == "org.a11y.atspi.Application")
-        && header
-            .member()
-            .is_some_and(|m| m.as_str() == "GetApplicationBusAddress")
-        && header
-            .path()
-            .is_some_and(|p| p.as_str() == crate::registry::ROOT_PATH)
+        .path()
+        .is_some_and(|p| p.as_str() == crate::registry::ROOT_PATH)
+        && newton_atspi_shim::dispatch::declared_method(&header).is_some_and(|declared| {
+            declared.interface == "org.a11y.atspi.Application"
+                && declared.method.name == "GetApplicationBusAddress"
+        })
 }
