@@ -402,7 +402,8 @@ impl BridgedApp {
             let message = match heavy_call.as_mut() {
                 None => crate::driven::next_message(&mut stream, &zbus_tasks).await,
                 Some(running) => {
-                    match futures::future::select(stream.next(), running.as_mut()).await {
+                    let either = futures::future::select(stream.next(), running.as_mut());
+                    match crate::driven::after_others(either).await {
                         futures::future::Either::Left((message, _)) => message,
                         futures::future::Either::Right((reply, _)) => {
                             heavy_call = None;

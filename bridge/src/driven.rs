@@ -53,24 +53,53 @@ pub fn drive(conn: &zbus::Connection, executor: &Executor<'static>) {
 /// queue (measured in docs/benchmarks.md, "One executor"). The connection's
 /// [`drive`] task keeps running too, for the connection's other work and
 /// while no call is awaited.
+///
+/// Fair between connections: a message that was already waiting (the
+/// socket reader decodes every message the socket holds at once) is
+/// returned only after the executor ran the other ready tasks, as if this
+/// task had waited for it ([`after_others`]); a connection with calls
+/// queued cannot have them answered back to back while other connections
+/// wait. A message that had to be waited for costs nothing more.
 pub async fn next_message(
     stream: &mut zbus::MessageStream,
     tasks: &zbus::Executor<'static>,
 ) -> Option<zbus::Result<zbus::Message>> {
     use futures::StreamExt;
-    let mut ticks = 0;
-    loop {
-        let tick = std::pin::pin!(tasks.tick());
-        match futures::future::select(stream.next(), tick).await {
-            futures::future::Either::Left((message, _)) => return message,
-            futures::future::Either::Right(((), _)) => {
-                ticks += 1;
-                if ticks % TICKS_BEFORE_YIELD == 0 {
-                    YieldNow(false).await;
+    after_others(async {
+        let mut ticks = 0;
+        loop {
+            let tick = std::pin::pin!(tasks.tick());
+            match futures::future::select(stream.next(), tick).await {
+                futures::future::Either::Left((message, _)) => return message,
+                futures::future::Either::Right(((), _)) => {
+                    ticks += 1;
+                    if ticks % TICKS_BEFORE_YIELD == 0 {
+                        YieldNow(false).await;
+                    }
                 }
             }
         }
+    })
+    .await
+}
+
+/// `work`'s output, once the executor has run the other tasks that were
+/// ready: if `work` finished in the poll that started it (it never went
+/// back to the executor), this task yields once before going on. Work that
+/// waited for anything already let the others run, and is not delayed.
+pub async fn after_others<F: Future>(work: F) -> F::Output {
+    let mut waited = false;
+    let mut work = std::pin::pin!(work);
+    let output = std::future::poll_fn(|cx| {
+        let poll = work.as_mut().poll(cx);
+        waited |= poll.is_pending();
+        poll
+    })
+    .await;
+    if !waited {
+        YieldNow(false).await;
     }
+    output
 }
 
 /// How long the executor's thread runs ready tasks back to back before it
@@ -144,5 +173,80 @@ impl Future for YieldNow {
         self.0 = true;
         cx.waker().wake_by_ref();
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use zbus::message::{Flags, Message};
+
+    use super::*;
+
+    /// Calls queued on one connection (all read from the socket at once)
+    /// are taken one at a time, each after the executor ran another ready
+    /// task: a busy connection does not starve the others.
+    #[test]
+    fn other_tasks_run_between_the_queued_messages_of_one_connection() {
+        const CALLS: usize = 20;
+        let executor = Executor::new();
+        let seen = async_io::block_on(run(&executor, async {
+            let (server, client) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+            let server = async {
+                zbus::connection::Builder::async_io_unix_stream(server)
+                    .server(zbus::Guid::generate())
+                    .expect("a server connection builder")
+                    .p2p()
+                    .internal_executor(false)
+                    .build_message_stream()
+                    .await
+                    .expect("the serving side connects")
+            };
+            let client = async {
+                zbus::connection::Builder::async_io_unix_stream(client)
+                    .p2p()
+                    .build()
+                    .await
+                    .expect("the client side connects")
+            };
+            let (mut stream, client) = futures::join!(server, client);
+            // Every call is in the socket before the serving side reads any.
+            for _ in 0..CALLS {
+                let call = Message::method_call("/", "Ping")
+                    .and_then(|b| b.interface("org.freedesktop.DBus.Peer"))
+                    .and_then(|b| b.with_flags(Flags::NoReplyExpected))
+                    .and_then(|b| b.build(&()))
+                    .expect("the call builds");
+                client.send(&call).await.expect("the call is sent");
+            }
+            let others = Arc::new(AtomicUsize::new(0));
+            let _other = executor.spawn({
+                let others = others.clone();
+                async move {
+                    loop {
+                        others.fetch_add(1, Ordering::Relaxed);
+                        yield_now().await;
+                    }
+                }
+            });
+            let tasks = zbus::Connection::from(&stream).executor().clone();
+            executor
+                .spawn(async move {
+                    let mut seen = Vec::with_capacity(CALLS);
+                    for _ in 0..CALLS {
+                        let message = next_message(&mut stream, &tasks).await;
+                        assert!(matches!(message, Some(Ok(_))), "a call arrives");
+                        seen.push(others.load(Ordering::Relaxed));
+                    }
+                    seen
+                })
+                .await
+        }));
+        assert!(
+            seen.windows(2).all(|pair| pair[1] > pair[0]),
+            "the other task did not run between two messages of the connection: {seen:?}"
+        );
     }
 }
