@@ -131,6 +131,21 @@ where
         .await
     }
 
+    /// [`Method::call`] without the interface field, which D-Bus lets a
+    /// caller leave out (the server then finds the member by its name).
+    pub async fn call_without_interface(
+        &self,
+        conn: &Connection,
+        dest: &str,
+        path: &str,
+        args: &A,
+    ) -> zbus::Result<R> {
+        let reply = conn
+            .call_method(destination(dest), path, None::<&str>, self.member, args)
+            .await?;
+        reply.body().deserialize::<R>()
+    }
+
     /// [`Method::call`] on the method's fixed object.
     pub async fn call_fixed(&self, conn: &Connection, dest: &str, args: &A) -> zbus::Result<R> {
         self.call(conn, dest, self.fixed_path.unwrap_or("/"), args)
