@@ -704,10 +704,16 @@ impl BridgedApp {
     }
 
     /// The sender left: announce every object's removal, then leave the desktop.
+    /// Once only: at shutdown the daemon removes the applications whose
+    /// session did not get to it, which may be under way meanwhile.
     pub async fn shut_down(&self) {
-        self.bus_watch
+        if self
+            .bus_watch
             .closing
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
         self.bus_watch.lost_tx.close();
         self.p2p.lock().unwrap_or_else(|p| p.into_inner()).take();
         let changes = self.change_replica(AppReplica::clear);
@@ -735,10 +741,15 @@ impl BridgedApp {
     }
 
     /// Queues a message for the sender without waiting; a full queue (a
-    /// sender that stopped reading) drops it with a log line.
+    /// sender that stopped reading) drops it with a log line. A closed one
+    /// means the sender's session is ending: its queue was flushed already.
     pub fn notify_sender(&self, message: BridgeMessage) {
-        if let Err(e) = self.to_sender.try_send(message) {
-            warn!(app = %self.info.name, "message not delivered to the sender: {e}");
+        match self.to_sender.try_send(message) {
+            Ok(()) => {}
+            Err(async_channel::TrySendError::Closed(_)) => {
+                debug!(app = %self.info.name, "message not delivered: the sender's session is ending");
+            }
+            Err(e) => warn!(app = %self.info.name, "message not delivered to the sender: {e}"),
         }
     }
 }

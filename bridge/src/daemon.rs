@@ -65,6 +65,8 @@ pub struct Daemon {
     /// Where applications' peer-to-peer sockets go (the sender socket's
     /// private directory); `None` disables peer-to-peer.
     pub p2p_dir: Option<PathBuf>,
+    /// The live sender sessions, ended and awaited at shutdown.
+    pub sessions: crate::shutdown::Sessions,
 }
 
 impl Daemon {
@@ -276,6 +278,7 @@ async fn serve(
         stats: Arc::default(),
         p2p_dir: p2p_dir(&path),
         lingering: std::sync::atomic::AtomicUsize::new(0),
+        sessions: crate::shutdown::Sessions::default(),
     });
     let control = a11y_bus::connect_on(&daemon.a11y_address(), &executor).await?;
     executor
@@ -459,12 +462,26 @@ fn tell_refused(daemon: &Arc<Daemon>, stream: Async<UnixStream>, reason: String)
         .detach();
 }
 
-/// Tells every sender, removes every application from the desktop.
+/// How long a graceful shutdown waits for the sender sessions to end: each
+/// sender's queued messages and the `error` saying why written, each
+/// application removed from the desktop. A sender that does not read must
+/// not hold the shutdown; what it left unread is lost with the process.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Ends every sender session (each tells its sender why, removes its
+/// application and flushes) and waits for them, at most [`SHUTDOWN_TIMEOUT`].
 async fn shut_down(daemon: &Daemon) {
+    daemon.sessions.stop();
+    if !daemon.sessions.ended_within(SHUTDOWN_TIMEOUT).await {
+        warn!(
+            unfinished = daemon.sessions.unfinished(),
+            "senders did not take their last messages within {} s; cut off",
+            SHUTDOWN_TIMEOUT.as_secs()
+        );
+    }
+    // A session still busy (applying a commit, embedding) when the time ran
+    // out has not removed its application yet: remove it here.
     for app in daemon.all_apps() {
-        app.notify_sender(BridgeMessage::Error {
-            reason: "the bridge is shutting down".into(),
-        });
         app.shut_down().await;
     }
 }

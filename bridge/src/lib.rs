@@ -32,6 +32,7 @@ mod p2p;
 pub mod registry;
 mod sender;
 mod serve_args;
+mod shutdown;
 pub mod socket;
 mod unsafe_os;
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use async_executor::Task;
 use async_io::Async;
 use futures::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use newton_cache::RejectError;
@@ -22,6 +23,7 @@ use tracing::{debug, error, info, warn};
 use crate::app::BridgedApp;
 use crate::daemon::Daemon;
 use crate::logging::LogLimiter;
+use crate::shutdown::Session;
 
 /// Messages an application queues towards its sender (actions, wanted
 /// state) before they are framed into the outbox.
@@ -104,8 +106,24 @@ impl OutboxReader {
     }
 }
 
-/// Serves one sender connected on the socket.
-pub async fn serve_connection(daemon: Arc<Daemon>, stream: Async<UnixStream>, pid: Option<u32>) {
+/// Serves one sender connected on the socket. The session is counted at
+/// once, before the returned future first runs: a shutdown that starts
+/// before then still waits for it.
+pub fn serve_connection(
+    daemon: Arc<Daemon>,
+    stream: Async<UnixStream>,
+    pid: Option<u32>,
+) -> impl std::future::Future<Output = ()> {
+    let session = daemon.sessions.register();
+    serve_connection_counted(daemon, stream, pid, session)
+}
+
+async fn serve_connection_counted(
+    daemon: Arc<Daemon>,
+    stream: Async<UnixStream>,
+    pid: Option<u32>,
+    session: Session,
+) {
     let stream = Arc::new(stream);
     let (inbox_tx, inbox) = async_channel::bounded::<Vec<u8>>(16);
     let (outbox, outbox_rx) = Outbox::new(daemon.max_unread_bytes);
@@ -137,7 +155,7 @@ pub async fn serve_connection(daemon: Arc<Daemon>, stream: Async<UnixStream>, pi
         }
         let _ = writer.get_ref().shutdown(std::net::Shutdown::Both);
     });
-    run_session(daemon, inbox, outbox, pid).await;
+    run_session(daemon, inbox, outbox, pid, &session).await;
     let _ = stream.get_ref().shutdown(std::net::Shutdown::Read);
     // The last answers (the `error` saying why, when there is one) get a
     // moment to reach a sender; one that does not read is cut off.
@@ -146,11 +164,23 @@ pub async fn serve_connection(daemon: Arc<Daemon>, stream: Async<UnixStream>, pi
         let _ = stream.get_ref().shutdown(std::net::Shutdown::Both);
         writing.await;
     }
+    // Only now, with everything written (or cut off), does a shutdown stop
+    // waiting for this session.
+    drop(session);
 }
 
-/// Serves one sender on stdin/stdout (`serve --stdio`).
-pub async fn serve_stdio(daemon: Arc<Daemon>) {
+/// Serves one sender on stdin/stdout (`serve --stdio`), counted at once
+/// like [`serve_connection`].
+pub fn serve_stdio(daemon: Arc<Daemon>) -> impl std::future::Future<Output = ()> {
+    let session = daemon.sessions.register();
+    serve_stdio_counted(daemon, session)
+}
+
+async fn serve_stdio_counted(daemon: Arc<Daemon>, session: Session) {
     let (inbox_tx, inbox) = async_channel::bounded::<Vec<u8>>(16);
+    // Dropped by the stdout thread once it has written everything: the
+    // session waits for that (bounded) as a socket session waits for its writer.
+    let (written_tx, written) = async_channel::bounded::<()>(1);
     let (outbox, outbox_rx) = Outbox::new(daemon.max_unread_bytes);
     let spawned = std::thread::Builder::new()
         .name("stdin".into())
@@ -166,6 +196,7 @@ pub async fn serve_stdio(daemon: Arc<Daemon>) {
     let spawned_out = std::thread::Builder::new()
         .name("stdout".into())
         .spawn(move || {
+            let _written = written_tx;
             let mut stdout = std::io::stdout().lock();
             while let Some(frame) = async_io::block_on(outbox_rx.next()) {
                 let written = stdout.write_all(&frame).and_then(|_| stdout.flush());
@@ -179,7 +210,13 @@ pub async fn serve_stdio(daemon: Arc<Daemon>) {
         warn!("cannot start the stdio threads; --stdio disabled");
         return;
     }
-    run_session(daemon, inbox, outbox, None).await;
+    run_session(daemon, inbox, outbox, None, &session).await;
+    let _ = futures::future::select(
+        std::pin::pin!(written.recv()),
+        async_io::Timer::after(FLUSH_TIMEOUT),
+    )
+    .await;
+    drop(session);
 }
 
 /// One sender's life: hello, surfaces, commits, facts, until it leaves.
@@ -190,6 +227,7 @@ async fn run_session(
     inbox: async_channel::Receiver<Vec<u8>>,
     outbox: Outbox,
     pid: Option<u32>,
+    stop: &Session,
 ) {
     let config = ReceiverConfig {
         max_frame_bytes: daemon.max_frame_bytes,
@@ -207,29 +245,25 @@ async fn run_session(
         session: ReceiverSession::new(config),
         outbox,
         app: None,
+        app_queue: None,
+        stopping: false,
         pid,
         throttle_log: ThrottleLog::default(),
         log_limiter: LogLimiter::default(),
         keys_in_flight: Arc::new(AtomicUsize::new(0)),
     };
     'read: loop {
-        let events = match connection.session.next_deadline() {
-            None => match inbox.recv().await {
-                Ok(bytes) => connection.feed(&bytes),
-                Err(_) => break,
-            },
-            Some(deadline) => {
-                let recv = std::pin::pin!(inbox.recv());
-                let received = futures::future::select(recv, async_io::Timer::at(deadline)).await;
-                match received {
-                    futures::future::Either::Left((Ok(bytes), _)) => connection.feed(&bytes),
-                    futures::future::Either::Left((Err(_), _)) => break,
-                    futures::future::Either::Right(_) => {
-                        let events = connection.session.poll_at(Instant::now());
-                        connection.pending.settle(connection.session.held_bytes());
-                        events
-                    }
-                }
+        let events = match next_wake(&inbox, connection.session.next_deadline(), stop).await {
+            Wake::Input(bytes) => connection.feed(&bytes),
+            Wake::InputEnded => break,
+            Wake::Deadline => {
+                let events = connection.session.poll_at(Instant::now());
+                connection.pending.settle(connection.session.held_bytes());
+                events
+            }
+            Wake::Stop => {
+                connection.stopping = true;
+                break;
             }
         };
         for event in events {
@@ -253,6 +287,41 @@ async fn run_session(
     connection.close().await;
 }
 
+/// What a session's wait ended with.
+enum Wake {
+    Input(Vec<u8>),
+    /// The sender closed its side (or the reader failed).
+    InputEnded,
+    /// The session's deadline (held-back commits, hello timeout) came.
+    Deadline,
+    /// The daemon shuts down.
+    Stop,
+}
+
+/// Waits for the sender's next bytes, the session's deadline or the
+/// daemon's shutdown; shutdown first, so a flooding sender cannot delay it.
+async fn next_wake(
+    inbox: &async_channel::Receiver<Vec<u8>>,
+    deadline: Option<Instant>,
+    stop: &Session,
+) -> Wake {
+    let input = async { inbox.recv().await.map_or(Wake::InputEnded, Wake::Input) };
+    let deadline = async {
+        match deadline {
+            Some(at) => {
+                async_io::Timer::at(at).await;
+                Wake::Deadline
+            }
+            None => futures::future::pending().await,
+        }
+    };
+    futures::select_biased! {
+        wake = stop.stopped().map(|()| Wake::Stop).fuse() => wake,
+        wake = input.fuse() => wake,
+        wake = deadline.fuse() => wake,
+    }
+}
+
 /// Rate-limited logging of the frame-rate limit: one line when an
 /// application first goes over it, then at most one every
 /// [`THROTTLE_LOG_INTERVAL`] while it stays over, never one per frame.
@@ -271,6 +340,12 @@ struct Connection {
     session: ReceiverSession,
     outbox: Outbox,
     app: Option<(u64, Arc<BridgedApp>)>,
+    /// The application's queue towards the sender and the task moving it
+    /// into the outbox: closed and awaited at close, so nothing the
+    /// application queued is lost (not even a message that task holds).
+    app_queue: Option<(async_channel::Sender<BridgeMessage>, Task<()>)>,
+    /// The daemon shuts down: the sender is told so at close.
+    stopping: bool,
     pid: Option<u32>,
     throttle_log: ThrottleLog,
     /// One warning line per rule per interval for this sender's rejections.
@@ -600,7 +675,7 @@ impl Connection {
             info,
             self.daemon.limits,
             self.daemon.replica_budget.clone(),
-            to_sender,
+            to_sender.clone(),
             self.daemon.listeners.clone(),
             &self.daemon.executor,
         )
@@ -616,10 +691,11 @@ impl Connection {
             }
         };
         app.start_serving(&self.daemon.executor);
-        self.daemon
-            .executor
-            .spawn(forward_to_sender(from_app, self.outbox.clone(), encoding))
-            .detach();
+        let forwarding =
+            self.daemon
+                .executor
+                .spawn(forward_to_sender(from_app, self.outbox.clone(), encoding));
+        self.app_queue = Some((to_sender, forwarding));
         info!(app = %app.info.name, app_id = %app.info.app_id, bus = %app.unique_name(), "application connected");
         let key = self.daemon.add_app(app.clone());
         self.daemon
@@ -664,16 +740,42 @@ impl Connection {
                 "frame-rate limit (rule max-fps): commits held back and coalesced over the connection"
             );
         }
-        if let Some((key, app)) = self.app.take() {
-            self.daemon.remove_app(key);
+        let app = self.app.take();
+        if let Some((key, _)) = &app {
+            // First: the daemon stops announcing to it (wanted state).
+            self.daemon.remove_app(*key);
+        }
+        self.flush_app_queue().await;
+        if self.stopping {
+            self.send(&BridgeMessage::Error {
+                reason: SHUTTING_DOWN.into(),
+            });
+        }
+        if let Some((_, app)) = app {
             app.shut_down().await;
             drop(app);
             crate::memory::trim_soon(&self.daemon.executor);
         }
+        // The writer ends (and shuts the socket down) once it has written
+        // everything queued before this.
         self.outbox.close();
         debug!("sender connection closed");
     }
+
+    /// Moves everything the application queued for the sender into the
+    /// outbox: the queue is closed (what it holds is still received) and the
+    /// task draining it awaited, so a message that task took off the queue is
+    /// in the outbox too before anything is queued after it.
+    async fn flush_app_queue(&mut self) {
+        if let Some((queue, forwarding)) = self.app_queue.take() {
+            queue.close();
+            forwarding.await;
+        }
+    }
 }
+
+/// The `error` every sender gets when the bridge stops (SIGTERM, SIGINT).
+const SHUTTING_DOWN: &str = "the bridge is shutting down";
 
 /// `Rejected.rule` after a contained internal error (docs/protocol.md §8.2).
 const INTERNAL_ERROR_RULE: &str = "internal-error";
