@@ -30,7 +30,9 @@ use crate::shutdown::Session;
 const APP_QUEUE: usize = 1024;
 const READ_CHUNK: usize = 64 * 1024;
 /// How long the answers left in the outbox may take to reach a sender once
-/// its connection is over (the `error` saying why, last answers).
+/// its connection is over (the `error` saying why, last answers). At
+/// shutdown the daemon waits for no session longer than its own, shorter
+/// bound (`SHUTDOWN_TIMEOUT` in daemon.rs): a logout is not held for 5 s.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Unread bytes beyond which actions and wanted-state messages for a sender
 /// are dropped (logged) rather than queued.
