@@ -121,14 +121,8 @@ where
         path: &str,
         args: &A,
     ) -> zbus::Result<Message> {
-        conn.call_method(
-            destination(dest),
-            path,
-            Some(self.interface),
-            self.member,
-            args,
-        )
-        .await
+        self.send_naming(Some(self.interface), conn, dest, path, args)
+            .await
     }
 
     /// [`Method::call`] without the interface field, which D-Bus lets a
@@ -140,10 +134,21 @@ where
         path: &str,
         args: &A,
     ) -> zbus::Result<R> {
-        let reply = conn
-            .call_method(destination(dest), path, None::<&str>, self.member, args)
-            .await?;
+        let reply = self.send_naming(None, conn, dest, path, args).await?;
         reply.body().deserialize::<R>()
+    }
+
+    /// Sends the call with `interface` in its header, or none.
+    async fn send_naming(
+        &self,
+        interface: Option<&str>,
+        conn: &Connection,
+        dest: &str,
+        path: &str,
+        args: &A,
+    ) -> zbus::Result<Message> {
+        conn.call_method(destination(dest), path, interface, self.member, args)
+            .await
     }
 
     /// [`Method::call`] on the method's fixed object.

@@ -860,25 +860,7 @@ mod tests {
             executor: &Arc<Executor<'static>>,
             dir: &std::path::Path,
         ) -> (Arc<BridgedApp>, zbus::Connection) {
-            let (server, client) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
-            let server = async {
-                zbus::connection::Builder::async_io_unix_stream(server)
-                    .server(zbus::Guid::generate())
-                    .expect("a server connection builder")
-                    .p2p()
-                    .internal_executor(false)
-                    .build_message_stream()
-                    .await
-                    .expect("the application's side connects")
-            };
-            let client = async {
-                zbus::connection::Builder::async_io_unix_stream(client)
-                    .p2p()
-                    .build()
-                    .await
-                    .expect("the client's side connects")
-            };
-            let (incoming, client) = futures::join!(server, client);
+            let (incoming, client) = crate::driven::test_support::p2p_pair().await;
             let conn = zbus::Connection::from(&incoming);
             crate::driven::drive(&conn, executor);
             let bus = Bus {

@@ -176,8 +176,38 @@ impl Future for YieldNow {
     }
 }
 
+/// Test support shared by the bridge's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// Both ends of one peer-to-peer D-Bus connection over a socket pair: the
+    /// serving side as the message stream the bridge serves (its executor
+    /// driven by the caller, as the daemon drives it), and a client.
+    pub(crate) async fn p2p_pair() -> (zbus::MessageStream, zbus::Connection) {
+        let (server, client) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+        let server = async {
+            zbus::connection::Builder::async_io_unix_stream(server)
+                .server(zbus::Guid::generate())
+                .expect("a server connection builder")
+                .p2p()
+                .internal_executor(false)
+                .build_message_stream()
+                .await
+                .expect("the serving side connects")
+        };
+        let client = async {
+            zbus::connection::Builder::async_io_unix_stream(client)
+                .p2p()
+                .build()
+                .await
+                .expect("the client side connects")
+        };
+        futures::join!(server, client)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_support::p2p_pair;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
@@ -193,25 +223,7 @@ mod tests {
         const CALLS: usize = 20;
         let executor = Executor::new();
         let seen = async_io::block_on(run(&executor, async {
-            let (server, client) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
-            let server = async {
-                zbus::connection::Builder::async_io_unix_stream(server)
-                    .server(zbus::Guid::generate())
-                    .expect("a server connection builder")
-                    .p2p()
-                    .internal_executor(false)
-                    .build_message_stream()
-                    .await
-                    .expect("the serving side connects")
-            };
-            let client = async {
-                zbus::connection::Builder::async_io_unix_stream(client)
-                    .p2p()
-                    .build()
-                    .await
-                    .expect("the client side connects")
-            };
-            let (mut stream, client) = futures::join!(server, client);
+            let (mut stream, client) = p2p_pair().await;
             // Every call is in the socket before the serving side reads any.
             for _ in 0..CALLS {
                 let call = Message::method_call("/", "Ping")
