@@ -105,7 +105,7 @@ wait_for_root() { # NAME
     exit 1
   fi
   root_seconds[$1]=$((SECONDS - root_started[$1]))
-  echo "[$1] root built in ${root_seconds[$1]} s, beside the lint and build steps: $(cat "target/$1-root/.newton-orca-root-ready")" \
+  echo "[$1] root ready ${root_seconds[$1]} s after it was started beside the lint and build steps: $(cat "target/$1-root/.newton-orca-root-ready")" \
     | tee -a "$NEWTON_TEST_SUMMARY"
 }
 if [[ "${NEWTON_E2E_SKIP_ORCA:-}" != "1" ]]; then
@@ -206,7 +206,7 @@ else
   # Structural navigation and speech parity (every fixture) under Orca 48.1 (tests/README.md "Orca 48").
   env "${orca48_env[@]}" cargo test --locked -p newton-e2e --no-fail-fast \
     --test orca_structural --test speech_parity
-  echo "[orca48] $(cat target/orca48-root/.newton-orca-root-ready): root built in ${root_seconds[orca48]} s (beside the build), tests ran in $((SECONDS - orca48_start)) s" \
+  echo "[orca48] $(cat target/orca48-root/.newton-orca-root-ready): root ready after ${root_seconds[orca48]} s (beside the build), tests ran in $((SECONDS - orca48_start)) s" \
     | tee -a "$NEWTON_TEST_SUMMARY"
 fi
 
