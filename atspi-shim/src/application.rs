@@ -3,7 +3,7 @@
 
 use crate::accessible::toolkit_name;
 use crate::context::AppContext;
-use crate::surface::declare_interface;
+use crate::surface::{declare_interface, Written};
 use crate::CallError;
 
 declare_interface! {
@@ -15,7 +15,7 @@ declare_interface! {
         property ToolkitVersion: String = toolkit_version;
         property AtspiVersion: String = atspi_version;
         property InterfaceVersion: u32 = interface_version;
-        property Id: i32 = id, writable;
+        property Id: i32 = id, writable set_id;
     }
 }
 
@@ -54,18 +54,13 @@ fn id(app: &AppContext) -> Result<i32, CallError> {
 
 /// `Properties.Set("org.a11y.atspi.Application", "Id", v:i)`: the only
 /// writable property. Returns the new id for the bridge to keep.
-pub(crate) fn set_property(name: &str, value: &zvariant::Value) -> Result<i32, CallError> {
-    match name {
-        "Id" => match value {
-            zvariant::Value::I32(id) => Ok(*id),
-            other => Err(CallError::InvalidArgs(format!(
-                "Application.Id is an int32 (\u{201c}i\u{201d}), not \u{201c}{}\u{201d}",
-                other.value_signature()
-            ))),
-        },
-        other if APPLICATION.property(other).is_some() => Err(CallError::Failed(format!(
-            "property \u{201c}{other}\u{201d} is read-only"
+/// The registry's id for the application, which it writes on Embed.
+fn set_id(_app: &AppContext, value: &zvariant::Value) -> Result<Written, CallError> {
+    match value {
+        zvariant::Value::I32(id) => Ok(Written::AppId(*id)),
+        other => Err(CallError::InvalidArgs(format!(
+            "Application.Id is an int32 (\u{201c}i\u{201d}), not \u{201c}{}\u{201d}",
+            other.value_signature()
         ))),
-        other => Err(CallError::UnknownProperty(other.to_owned())),
     }
 }

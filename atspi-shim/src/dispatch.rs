@@ -4,7 +4,8 @@
 //! exposed replica node (Accessible plus whatever the node supports, see
 //! `NODE_INTERFACES`), and the hyperlink object of every exposed link node
 //! (Hyperlink only, as atk-bridge serves its AtkHyperlink objects). Standard interfaces: `Properties` (Get, GetAll,
-//! Set of `Application.Id` only), `Peer` (any path) and `Introspectable`.
+//! Set of the properties declared `writable SETTER`: `Application.Id`,
+//! `Value.CurrentValue`), `Peer` (any path) and `Introspectable`.
 
 use zbus::message::{Flags, Header, Message, Type as MessageType};
 use zvariant::{OwnedValue, Value};
@@ -13,7 +14,7 @@ use crate::context::{AppContext, NodeCtx};
 use crate::objects::{self, Object};
 use crate::paths::{self, ObjectAddress};
 use crate::reply::{args, method_return};
-use crate::surface::{Interface, Method, Target};
+use crate::surface::{Interface, Method, Target, Written};
 use crate::{
     accessible, action, application, cache, collection, component, document, editable_text,
     hyperlink, hypertext, image, introspect, selection, table, table_cell, text, value, CallError,
@@ -300,7 +301,7 @@ fn properties(
         }
         "Set" => {
             let (interface, name, value): (String, String, OwnedValue) = args(call)?;
-            set_property(object, path, &interface, &name, &value, call)
+            set_property(target, object, path, &interface, &name, &value, call)
         }
         _ => Err(CallError::UnknownMethod {
             interface: PROPERTIES_INTERFACE.to_owned(),
@@ -309,7 +310,9 @@ fn properties(
     }
 }
 
+/// `Properties.Set`, through the setter the property's declaration names.
 fn set_property(
+    target: Target,
     object: &Object,
     path: &str,
     interface: &str,
@@ -317,27 +320,16 @@ fn set_property(
     value: &OwnedValue,
     call: &Message,
 ) -> Result<Handled, CallError> {
-    match (object, interface) {
-        (Object::Root, _) if interface == application::APPLICATION.name => {
-            let id = application::set_property(name, value)?;
-            let mut handled = Handled::reply(method_return(call, &())?);
+    let written = served_interface(object, path, interface)?.set(target, name, value)?;
+    let reply = method_return(call, &())?;
+    Ok(match written {
+        Written::AppId(id) => {
+            let mut handled = Handled::reply(reply);
             handled.set_app_id = Some(id);
-            Ok(handled)
+            handled
         }
-        (Object::Node(ctx), _) if interface == value::VALUE.name && value::supported(ctx) => {
-            let action = value::set_property(ctx, name, value)?;
-            Ok(Handled::with_action(method_return(call, &())?, action))
-        }
-        (Object::Node(_), _) if served_interface(object, path, interface).is_err() => {
-            Err(CallError::UnknownInterface {
-                interface: interface.to_owned(),
-                path: path.to_owned(),
-            })
-        }
-        _ => Err(CallError::Failed(format!(
-            "property \u{201c}{interface}.{name}\u{201d} is read-only or does not exist"
-        ))),
-    }
+        Written::Action(action) => Handled::with_action(reply, action),
+    })
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //!         property NActions: i32 = n_actions;
 //!     }
 //! }
+//! // In Value's declaration: `property CurrentValue: f64 = current, writable set_current;`
 //! ```
 //!
 //! Handlers take the receiver (`on node`: `&NodeCtx`, `on node_ref`: the
@@ -29,7 +30,10 @@
 //! tree ([`Method::heavy`]): the bridge answers it on its heavy-call thread,
 //! whether or not the call names the interface. A method carries at most
 //! one marker. Getters return `Result<T, CallError>` of the
-//! property's type. The derived code decodes the body once (InvalidArgs with
+//! property's type; `writable SETTER` makes a property writable, and
+//! `Properties.Set` calls the setter with the receiver and the value, which
+//! returns what the write asks of the bridge ([`Written`]); every other
+//! property answers that it is read-only. The derived code decodes the body once (InvalidArgs with
 //! the expected signature otherwise) and builds the reply within the message
 //! budget, so handlers are plain functions, tested without D-Bus messages.
 //!
@@ -104,6 +108,18 @@ impl<T> Acted<T> {
 
 pub(crate) type CallFn = for<'t, 'a> fn(Target<'t, 'a>, &Message) -> Result<Handled, CallError>;
 pub(crate) type GetFn = for<'t, 'a> fn(Target<'t, 'a>) -> Result<OwnedValue, CallError>;
+pub(crate) type SetFn =
+    for<'t, 'a, 'v> fn(Target<'t, 'a>, &zvariant::Value<'v>) -> Result<Written, CallError>;
+
+/// What writing a property asks of the bridge (dispatch turns it into the
+/// reply and the request).
+#[derive(Debug)]
+pub(crate) enum Written {
+    /// `Application.Id`: the registry's id for the application.
+    AppId(i32),
+    /// `Value.CurrentValue`: an action for the producer.
+    Action(accesskit::ActionRequest),
+}
 
 /// One argument or result of a method.
 pub struct Arg {
@@ -128,8 +144,11 @@ pub struct Method {
 pub struct Property {
     pub name: &'static str,
     pub signature: &'static Signature,
+    /// Declared `writable SETTER`: `Properties.Set` calls the setter;
+    /// introspection says `readwrite`.
     pub writable: bool,
     pub(crate) get: GetFn,
+    pub(crate) set: Option<SetFn>,
 }
 
 /// One declared AT-SPI interface.
@@ -182,6 +201,26 @@ impl Interface {
             .property(name)
             .ok_or_else(|| CallError::UnknownProperty(name.to_owned()))?;
         (property.get)(target)
+    }
+
+    /// Writes property `name` of `target` (`Properties.Set`) through its
+    /// declared setter; a property declared without one is read-only.
+    pub(crate) fn set(
+        &self,
+        target: Target,
+        name: &str,
+        value: &zvariant::Value<'_>,
+    ) -> Result<Written, CallError> {
+        let property = self
+            .property(name)
+            .ok_or_else(|| CallError::UnknownProperty(name.to_owned()))?;
+        match property.set {
+            Some(set) => set(target, value),
+            None => Err(CallError::Failed(format!(
+                "property \u{201c}{}.{}\u{201d} is read-only",
+                self.name, property.name
+            ))),
+        }
     }
 
     /// Every property of `target`, for `GetAll`.
@@ -245,7 +284,7 @@ macro_rules! declare_interface {
                     = $handler:path $(, $marker:ident)? ;
             )*
             $(
-                property $prop:ident : $prop_ty:ty = $getter:path $(, $writable:ident)? ;
+                property $prop:ident : $prop_ty:ty = $getter:path $(, writable $setter:path)? ;
             )*
         }
     ) => {
@@ -277,12 +316,13 @@ macro_rules! declare_interface {
                 $crate::surface::Property {
                     name: stringify!($prop),
                     signature: <$prop_ty as zvariant::Type>::SIGNATURE,
-                    writable: declare_interface!(@writable $($writable)?),
+                    writable: declare_interface!(@writable $($setter)?),
                     get: |target| {
                         let receiver = declare_interface!(@receiver $receiver target);
                         let value: $prop_ty = $getter(receiver)?;
                         $crate::properties::owned(value)
                     },
+                    set: declare_interface!(@setter $receiver $($setter)?),
                 }
             ),*],
             property_names_any_case: declare_interface!(@any_case $($any_case)?),
@@ -393,8 +433,16 @@ macro_rules! declare_interface {
     (@heavy heavy) => { true };
     (@heavy acting) => { false };
 
+    // `writable SETTER`: Properties.Set calls the setter with the receiver.
     (@writable) => { false };
-    (@writable writable) => { true };
+    (@writable $setter:path) => { true };
+    (@setter $receiver:ident) => { None };
+    (@setter $receiver:ident $setter:path) => {
+        Some(|target, value| {
+            let receiver = declare_interface!(@receiver $receiver target);
+            $setter(receiver, value)
+        })
+    };
 }
 
 pub(crate) use declare_interface;

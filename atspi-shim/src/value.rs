@@ -9,13 +9,13 @@
 //! ("Value") for what it does with them. A missing step gives
 //! MinimumIncrement 0 ("any").
 
-use accesskit::{Action, ActionData, ActionRequest};
+use accesskit::{Action, ActionData};
 use zvariant::Value;
 
 use crate::component::request;
 use crate::context::NodeCtx;
 use crate::objects::exposure_filter;
-use crate::surface::declare_interface;
+use crate::surface::{declare_interface, Written};
 use crate::CallError;
 
 declare_interface! {
@@ -24,7 +24,7 @@ declare_interface! {
         property MinimumValue: f64 = minimum;
         property MaximumValue: f64 = maximum;
         property MinimumIncrement: f64 = increment;
-        property CurrentValue: f64 = current, writable;
+        property CurrentValue: f64 = current, writable set_current;
         property Text: String = text;
     }
 }
@@ -76,17 +76,7 @@ fn text(ctx: &NodeCtx) -> Result<String, CallError> {
 }
 
 /// `Properties.Set(Value, CurrentValue, v:d)` → a SetValue request.
-pub(crate) fn set_property(
-    ctx: &NodeCtx,
-    name: &str,
-    value: &Value,
-) -> Result<ActionRequest, CallError> {
-    if name != "CurrentValue" {
-        return Err(CallError::Failed(format!(
-            "property \u{201c}{}.{name}\u{201d} is read-only",
-            VALUE.name
-        )));
-    }
+fn set_current(ctx: &NodeCtx, value: &Value) -> Result<Written, CallError> {
     let number = match value {
         Value::F64(v) => *v,
         Value::I32(v) => f64::from(*v),
@@ -108,9 +98,9 @@ pub(crate) fn set_property(
             "this object's value cannot be set (it declares no SetValue action)".to_owned(),
         ));
     }
-    Ok(request(
+    Ok(Written::Action(request(
         ctx,
         Action::SetValue,
         Some(ActionData::NumericValue(number)),
-    ))
+    )))
 }

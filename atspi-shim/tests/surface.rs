@@ -423,3 +423,94 @@ fn every_interface_of_an_object_answers_its_version() {
         assert_eq!(version, 1, "{interface}.version");
     }
 }
+
+/// The declaration owns writability: every property declared writable is
+/// set through `Properties.Set` (and Introspect says `readwrite`), and every
+/// other declared property of the same objects answers that it is read-only.
+#[test]
+fn properties_declared_writable_are_settable_and_no_other() {
+    let h = Harness::basic();
+    let slider = node(VOLUME_SLIDER.0);
+    let writable: Vec<(&str, &str)> = declared()
+        .into_iter()
+        .filter_map(|member| match member {
+            DeclaredMember::Property {
+                interface,
+                name,
+                writable: true,
+                ..
+            } => Some((interface, name)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        writable,
+        [
+            ("org.a11y.atspi.Application", "Id"),
+            ("org.a11y.atspi.Value", "CurrentValue"),
+        ],
+        "the writable properties are the XML's readwrite ones"
+    );
+    let set = |path: &str, interface: &str, name: &str, value: zvariant::Value| {
+        h.handle(
+            path,
+            "org.freedesktop.DBus.Properties",
+            "Set",
+            &(interface, name, value),
+        )
+    };
+    let id = set(
+        ROOT,
+        "org.a11y.atspi.Application",
+        "Id",
+        zvariant::Value::I32(7),
+    );
+    assert_eq!(id.set_app_id, Some(7), "Application.Id is written");
+    let value = set(
+        &slider,
+        "org.a11y.atspi.Value",
+        "CurrentValue",
+        zvariant::Value::F64(75.0),
+    );
+    assert!(
+        value.action.is_some(),
+        "Value.CurrentValue asks the producer"
+    );
+    for (path, interface, name, sample) in [
+        (
+            ROOT,
+            "org.a11y.atspi.Application",
+            "ToolkitName",
+            zvariant::Value::from("x"),
+        ),
+        (
+            slider.as_str(),
+            "org.a11y.atspi.Value",
+            "MaximumValue",
+            zvariant::Value::F64(1.0),
+        ),
+        (
+            slider.as_str(),
+            "org.a11y.atspi.Accessible",
+            "Name",
+            zvariant::Value::from("x"),
+        ),
+        (
+            slider.as_str(),
+            "org.a11y.atspi.Value",
+            "version",
+            zvariant::Value::U32(2),
+        ),
+    ] {
+        let (error, text) = h.err(
+            path,
+            "org.freedesktop.DBus.Properties",
+            "Set",
+            &(interface, name, sample),
+        );
+        assert!(
+            text.contains("read-only"),
+            "{interface}.{name}: {error} {text}"
+        );
+    }
+}
