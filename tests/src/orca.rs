@@ -16,6 +16,14 @@ use newton_atspi_client::calls::{device_event_controller, REGISTRY};
 
 use crate::{wait_until, BusClient, HarnessError, OrcaLock, Result, TestSession};
 
+/// What Orca writes to its debug file just before it runs its main loop:
+/// Orca 43 (`orca.py` `main`, before `start(pyatspi.Registry)`), Orca 48 and 51
+/// (before `Atspi.event_main()`).
+const MAIN_LOOP_LINES: &[&str] = &[
+    "ORCA: Starting ATSPI registry.",
+    "ORCA: Starting Atspi main event loop",
+];
+
 /// Events whose registration shows that Orca's event manager is up. Orca 43.1 registers 34 in one
 /// batch, ending with the window events; names are compared without trailing ':'.
 const ORCA_READY_EVENTS: &[&str] = &[
@@ -191,6 +199,33 @@ impl Orca {
             HarnessError::Timeout { seconds, what, .. } => session.service_error(
                 "orca",
                 &format!("not ready: timed out after {seconds:.0} s waiting for {what}; it registered {seen:?}"),
+            ),
+            other => other,
+        })?;
+        self.wait_for_main_loop(session)
+    }
+
+    /// Waits until Orca has entered its main loop, which its debug file says
+    /// ([`MAIN_LOOP_LINES`]). Orca registers its listeners during start-up,
+    /// before it says "Screen reader on." and looks for the active window and
+    /// the focused object there (`orca.py` `main`); until its main loop runs,
+    /// nothing answers a key the registry hands it. With an application
+    /// already on the desktop that search can take long (a whole-tree walk
+    /// where the application has no Collection).
+    fn wait_for_main_loop(&self, session: &mut TestSession) -> Result<()> {
+        wait_until(
+            "Orca to enter its main loop (its debug file)",
+            session.ready_timeout(),
+            || {
+                session.ensure_running(self.pid)?;
+                let log = std::fs::read_to_string(&self.debug_file).unwrap_or_default();
+                Ok(MAIN_LOOP_LINES.iter().any(|line| log.contains(line)))
+            },
+        )
+        .map_err(|e| match e {
+            HarnessError::Timeout { seconds, what, .. } => session.service_error(
+                "orca",
+                &format!("not ready: timed out after {seconds:.0} s waiting for {what}"),
             ),
             other => other,
         })
