@@ -661,7 +661,8 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
 fn wait_quiet(orca: u32, app: Option<u32>, what: &str, timeout: Duration) {
     const QUIET_SAMPLES: u32 = 4;
     let ticks = || (cpu_ticks(orca), app.and_then(cpu_ticks));
-    let mut last = ticks();
+    let first = ticks();
+    let mut last = first;
     let mut quiet = 0;
     newton_e2e::wait_until(
         &format!("Orca and the application to become idle after {what}"),
@@ -679,7 +680,15 @@ fn wait_quiet(orca: u32, app: Option<u32>, what: &str, timeout: Duration) {
             Ok(quiet >= QUIET_SAMPLES)
         },
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap_or_else(|e| {
+        // Who kept busy, for the next look at a step that did not settle.
+        let used = |then: Option<u64>, now: Option<u64>| now.zip(then).map(|(n, t)| n - t);
+        panic!(
+            "{e}; CPU ticks used while waiting: Orca (pid {orca}) {:?}, application (pid {app:?}) {:?}",
+            used(first.0, last.0),
+            used(first.1, last.1)
+        )
+    });
 }
 
 /// Waits until no desktop child is named `app_name` any more (the first side's application
@@ -843,7 +852,8 @@ fn run_side(
         );
         // Orca waiting for a slow application's answers uses no CPU itself: the step is
         // over once Orca and the application are both quiet.
-        wait_quiet(orca.pid(), app.pid(bridge), &label, scenario.step_timeout);
+        let what = format!("{side:?} {label}");
+        wait_quiet(orca.pid(), app.pid(bridge), &what, scenario.step_timeout);
     }
     let seconds = steps_started.elapsed().as_secs_f64();
     mark(None, format!("{side:?} application leaves"));
@@ -916,7 +926,8 @@ fn run_step(
             if scenario.frame_by_frame {
                 for serial in *first..*settled {
                     app.apply(session, bridge, scenario, serial);
-                    wait_quiet(orca.pid(), app.pid(bridge), label, scenario.step_timeout);
+                    let what = format!("{side:?} {label}");
+                    wait_quiet(orca.pid(), app.pid(bridge), &what, scenario.step_timeout);
                 }
             }
             app.apply(session, bridge, scenario, *settled);
