@@ -167,7 +167,7 @@ step "at-spi2-core 2.62 (Debian unstable root): private sessions, IsEnabled from
 # register (lifecycle's updates_wanted_follows_at_presence); every bridged application answers the
 # registry's Peer.Ping, a frozen producer's too (atspi_registry_ping). No Orca here.
 platform62_start=$SECONDS
-NEWTON_ORCA_ROOT="$PWD/target/orca51-root" cargo test --locked -p newton-e2e --no-fail-fast \
+NEWTON_ATSPI_ROOT="$PWD/target/orca51-root" cargo test --locked -p newton-e2e --no-fail-fast \
   --test atspi_registry_ping --test lifecycle --test idle
 echo "[orca51] at-spi2-core 2.62 platform tests passed in $((SECONDS - platform62_start)) s" | tee -a "$NEWTON_TEST_SUMMARY"
 

@@ -486,11 +486,10 @@ impl TestSession {
     }
 
     /// A command running one of at-spi2-core's programs (the launcher, the registry) from the
-    /// Orca root when `NEWTON_ORCA_ROOT` is set, so that the Orca under test meets the
-    /// at-spi2-core it ships with (2.56 beside Orca 48.1, 2.62 beside Orca 51.1); else the
-    /// host's (2.46).
+    /// root in `NEWTON_ATSPI_ROOT` when set (Debian unstable's 2.62 in `scripts/test.sh`'s
+    /// platform step), else the host's (2.46).
     pub fn platform_command(&self, program: &str) -> Result<Command> {
-        crate::orca::orca_command(self, program)
+        crate::orca::atspi_command(self, program)
     }
 
     /// What this session's at-spi-bus-launcher accepts (probed once per session); with

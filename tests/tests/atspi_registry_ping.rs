@@ -4,7 +4,7 @@
 //! `ping_applications`, `disable_app`). The bridge answers for every application from its own
 //! executor, so an application stays on the desktop even while its producer is frozen.
 //!
-//! Against the registry of `NEWTON_ORCA_ROOT` (scripts/test.sh runs it with the Debian unstable
+//! Against the registry of `NEWTON_ATSPI_ROOT` (scripts/test.sh runs it with the Debian unstable
 //! root: at-spi2-core 2.62). With a registry that does not ping (the host's 2.46, Debian 13's
 //! 2.56) there is nothing to test: the test says so in the test summary and returns.
 //!
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use newton_e2e::{atspi_release, fixture, summary_note, Bridge, SessionOptions, TestSession};
+use newton_e2e::{fixture, registry_release, summary_note, Bridge, SessionOptions, TestSession};
 use rustix::process::{kill_process, Pid, Signal};
 
 const BASIC: &str = "generated-small/basic.jsonl";
@@ -24,7 +24,7 @@ const PING_ROUND: Duration = Duration::from_secs(44);
 
 #[test]
 fn the_registry_keeps_an_application_whose_producer_is_frozen_through_its_pings() {
-    let release = atspi_release();
+    let release = registry_release();
     if release.is_none_or(|version| version < (2, 60)) {
         // Nothing to wait for: this registry never pings (the host's 2.46, Debian 13's 2.56).
         summary_note(
