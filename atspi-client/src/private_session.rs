@@ -390,7 +390,9 @@ impl Drop for PrivateSession {
 }
 
 impl PrivateSession {
-    /// Starts a session bus, the accessibility bus and the registry.
+    /// Starts a session bus, the accessibility bus (with `IsEnabled` true, as
+    /// after a screen reader was turned on, on every launcher release) and
+    /// the registry.
     pub fn start() -> Result<Self, SessionError> {
         require(BUS_LAUNCHER, "at-spi2-core")?;
         require(REGISTRYD, "at-spi2-core")?;

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus};
 
 use futures::StreamExt;
-use newton_atspi_client::private_session::{self, PrivateSession};
+use newton_atspi_client::private_session::PrivateSession;
 
 use crate::cli::SessionArgs;
 use crate::in_process_bridge::InProcessBridge;
@@ -29,10 +29,8 @@ pub fn run(args: SessionArgs) -> Result<u8, Box<dyn Error>> {
         .command
         .split_first()
         .ok_or("session: give the command to run after `--`")?;
+    // Starts with IsEnabled true, whatever the launcher's release.
     let session = PrivateSession::start()?;
-    if !private_session::is_enabled(&session.session_address)? {
-        private_session::set_is_enabled(&session.session_address, true)?;
-    }
     let socket = session.runtime_dir.join("newton-atspi").join("bridge.sock");
     let bridge = match args.no_bridge {
         true => None,
