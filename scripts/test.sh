@@ -191,11 +191,13 @@ echo "[orca51] lintian $(chroot target/orca51-root dpkg-query -W -f='${Version}'
 
 step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
 # scripts/orca-root.sh trixie debootstraps and installs Orca 48.1 + at-spi2-core 2.56 into
-# target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
+# target/orca48-root (under CI always fresh: nothing is cached outside the run); the sessions run
+# that root's launcher and registry too (NEWTON_ATSPI_ROOT). Which tests run
 # under it and why: tests/README.md "Orca 48". Its bridge is the release binary the package
 # ships (built from vendor/ by the release checks above); the pass under Orca 43.1 ran the debug
 # build, with its overflow checks and debug assertions.
-orca48_env=(NEWTON_ORCA_ROOT="$PWD/target/orca48-root" NEWTON_BRIDGE_BIN="$PWD/target/release/newton-atspi-bridge")
+orca48_env=(NEWTON_ORCA_ROOT="$PWD/target/orca48-root" NEWTON_ATSPI_ROOT="$PWD/target/orca48-root"
+  NEWTON_BRIDGE_BIN="$PWD/target/release/newton-atspi-bridge")
 orca48_start=$SECONDS
 if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
   echo "[orca48] NEWTON_E2E_SKIP_ORCA=1: the Orca 48.1 pass was SKIPPED (root not built)" | tee -a "$NEWTON_TEST_SUMMARY"

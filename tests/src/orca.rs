@@ -467,9 +467,8 @@ pub fn orca_command(session: &TestSession, program: &str) -> Result<Command> {
 
 /// The root whose at-spi2-core (the a11y bus launcher and the registry) the sessions run
 /// (`NEWTON_ATSPI_ROOT`, absolute or relative to the workspace), or `None` for the host's. Apart
-/// from `NEWTON_ORCA_ROOT`: under Debian 13's registry (2.56) accesskit_unix's doc-100k said less
-/// to Orca 48.1 than its reference in two runs running (docs/compat.md), so until that is traced
-/// the Orca 48.1 pass keeps the host's.
+/// from `NEWTON_ORCA_ROOT`, so that an Orca can be heard against another platform's registry;
+/// CI's Orca 48.1 pass sets both to Debian 13's root.
 pub fn atspi_root() -> Option<PathBuf> {
     std::env::var_os("NEWTON_ATSPI_ROOT")
         .filter(|v| !v.is_empty())
