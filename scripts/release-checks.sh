@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The release-profile checks that need no test session: the fuzz harness's stable runner
-# (built here, run by scripts/test.sh), the daemon's offline build from vendor/
-# (scripts/check-vendored.sh), the .deb with lintian (scripts/check-packaging.sh, packaging the
+# The release-profile checks that need no test session: the daemon's offline build from vendor/
+# (scripts/check-vendored.sh; the Orca 48.1 pass runs that binary), the fuzz harness's stable
+# runner (built here, run by scripts/test.sh), the .deb with lintian (scripts/check-packaging.sh, packaging the
 # offline-built binary), and cargo-about for the licence check. Everything goes to target/release
 # and cargo's own directories; nothing here reads the test session or the display.
 #
@@ -19,14 +19,19 @@ part() {
   part_start=$SECONDS
 }
 
-echo "==> fuzz harness, stable runner (its own workspace, fuzz/Cargo.toml, sharing target/)"
-(cd fuzz && cargo build --locked --release --bin fuzz-replay)
-part "fuzz-replay release build"
-
+# First, since the Orca 48.1 pass waits for its binary.
 echo "==> vendored offline build (make vendor, then the daemon's release build from vendor/ alone)"
 # Before packaging: the .deb below is packaged from this offline-built binary.
 scripts/check-vendored.sh
 part "vendored offline build"
+# The Orca pass waits for this binary, not for the rest (scripts/orca-pass.sh).
+if [[ -n "${NEWTON_RELEASE_BINARY_READY:-}" ]]; then
+  touch "$NEWTON_RELEASE_BINARY_READY"
+fi
+
+echo "==> fuzz harness, stable runner (its own workspace, fuzz/Cargo.toml, sharing target/)"
+(cd fuzz && cargo build --locked --release --bin fuzz-replay)
+part "fuzz-replay release build"
 
 echo "==> packaging: make install into a scratch DESTDIR, then the .deb and lintian"
 scripts/check-packaging.sh

@@ -8,9 +8,10 @@
 #   NEWTON_E2E_SKIP_ORCA=1  skip (loudly) the Orca tests; NEWTON_E2E_KEEP=1 keeps session dirs.
 #   Under CI (CI set) NEWTON_E2E_SKIP_ORCA and NEWTON_UPDATE_GOLDENS are refused.
 #   The test summary (skips, reruns, stale-binary warnings, allow-list counts) is printed last.
-#   The Orca tests run twice: host Orca 43.1, then Orca 48.1 from a Debian 13 root built by
-#   scripts/orca-root.sh trixie into target/orca48-root (fresh under CI, built beside the lint and
-#   build steps); its time and every step's wall time are in the summary. A Debian unstable root
+#   The Orca tests run twice, side by side: host Orca 43.1 in the workspace's tests, and Orca 48.1
+#   (scripts/orca-pass.sh) from a Debian 13 root built by scripts/orca-root.sh trixie into
+#   target/orca48-root (fresh under CI, built beside the lint and build steps); its time and
+#   every step's wall time are in the summary. A Debian unstable root
 #   (target/orca51-root: at-spi2-core 2.62, Orca 51.1, lintian 2.143) is built beside it: the demo
 #   runs inside it and its lintian checks the .deb.
 set -euo pipefail
@@ -31,7 +32,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-lint) lint=0 ;;
     --no-deps) deps=0 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -66,6 +67,10 @@ print_summary() {
     kill -- "-${root_pid[$name]}" 2>/dev/null || true
     echo "[$name] root build stopped: an earlier step failed" >> "$NEWTON_TEST_SUMMARY"
   done
+  if [[ -n "${orca48_pid:-}" ]]; then
+    kill -- "-$orca48_pid" 2>/dev/null || true
+    echo "[orca48] the Orca 48.1 pass was stopped: an earlier step failed (its log: ${orca48_log:-})" >> "$NEWTON_TEST_SUMMARY"
+  fi
   if [[ -n "${release_pid:-}" ]]; then
     kill -- "-$release_pid" 2>/dev/null || true
     echo "[release checks] stopped: an earlier step failed (their log: ${release_log:-})" >> "$NEWTON_TEST_SUMMARY"
@@ -133,7 +138,11 @@ cargo build --locked --workspace --all-targets
 # no test session, and the tests mostly wait on Orca. Lowest CPU and I/O priority (nice 19, idle
 # I/O class), so that the processes under test get the CPU whenever they want it; awaited below.
 release_log="$PWD/target/release-checks.log"
-setsid nice -n 19 ionice -c 3 scripts/release-checks.sh > "$release_log" 2>&1 &
+release_ready="$PWD/target/tmp/release-binary.ready"
+mkdir -p target/tmp
+rm -f "$release_ready"
+NEWTON_RELEASE_BINARY_READY="$release_ready" \
+  setsid nice -n 19 ionice -c 3 scripts/release-checks.sh > "$release_log" 2>&1 &
 release_pid=$!
 
 step "demo --no-orca inside the Debian unstable root (at-spi2-core 2.62's launcher and registry)"
@@ -154,6 +163,21 @@ grep -q 'this is what an AT sees' <<< "$demo_out" && grep -q 'check box “Enabl
 echo "[orca51] demo --no-orca inside the root: the application shown to an AT" | tee -a "$NEWTON_TEST_SUMMARY"
 
 wait_for_root orca48
+
+# The Orca 48.1 pass (scripts/orca-pass.sh: Debian 13's Orca 48.1, at-spi2-core 2.56 and the
+# release bridge the package ships) runs beside the workspace's tests, from the moment the
+# release checks have built that binary: each Orca runs in a PID namespace of its own, so Orca
+# 43.1's tests and 48.1's overlap, and the minutes both spend waiting on Orca are spent once.
+# Its log is printed when it is awaited, below.
+orca48_log="$PWD/target/orca48-pass.log"
+orca48_pid=""
+orca48_start=$SECONDS
+if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
+  echo "[orca48] NEWTON_E2E_SKIP_ORCA=1: the Orca 48.1 pass was SKIPPED (root not built)" | tee -a "$NEWTON_TEST_SUMMARY"
+else
+  setsid scripts/orca-pass.sh orca48 target/orca48-root "$release_ready" "$release_pid" > "$orca48_log" 2>&1 &
+  orca48_pid=$!
+fi
 
 step "cargo test --locked --workspace"
 # The parity test rewrites this table; an old one must not be shown as this run's.
@@ -189,26 +213,24 @@ deb=$(ls -t target/debian/newton-atspi-bridge_*.deb | head -n 1)
 scripts/lintian-check.sh "$deb" target/orca51-root
 echo "[orca51] lintian $(chroot target/orca51-root dpkg-query -W -f='${Version}' lintian): $(basename "$deb") clean" | tee -a "$NEWTON_TEST_SUMMARY"
 
-step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client"
+step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client, beside the steps above"
 # scripts/orca-root.sh trixie debootstraps and installs Orca 48.1 + at-spi2-core 2.56 into
 # target/orca48-root (under CI always fresh: nothing is cached outside the run); the sessions run
-# that root's launcher and registry too (NEWTON_ATSPI_ROOT). Which tests run
-# under it and why: tests/README.md "Orca 48". Its bridge is the release binary the package
-# ships (built from vendor/ by the release checks above); the pass under Orca 43.1 ran the debug
-# build, with its overflow checks and debug assertions.
-orca48_env=(NEWTON_ORCA_ROOT="$PWD/target/orca48-root" NEWTON_ATSPI_ROOT="$PWD/target/orca48-root"
-  NEWTON_BRIDGE_BIN="$PWD/target/release/newton-atspi-bridge")
-orca48_start=$SECONDS
-if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
-  echo "[orca48] NEWTON_E2E_SKIP_ORCA=1: the Orca 48.1 pass was SKIPPED (root not built)" | tee -a "$NEWTON_TEST_SUMMARY"
-else
-  env "${orca48_env[@]}" cargo test --locked -p newton-e2e --no-fail-fast \
-    --test orca_bridge --test bridge_orca --test live_app --test live_egui --test orca_listener \
-    --test reconnect --test orca_gtk
-  # Structural navigation and speech parity (every fixture) under Orca 48.1 (tests/README.md "Orca 48").
-  env "${orca48_env[@]}" cargo test --locked -p newton-e2e --no-fail-fast \
-    --test orca_structural --test speech_parity
-  echo "[orca48] $(cat target/orca48-root/.newton-orca-root-ready): root ready after ${root_seconds[orca48]} s (beside the build), tests ran in $((SECONDS - orca48_start)) s" \
+# that root's launcher and registry too. Which tests run under it and why: tests/README.md
+# "Orca 48". Its bridge is the release binary the package ships (built from vendor/ by the
+# release checks); the pass under Orca 43.1 ran the debug build, with its overflow checks and
+# debug assertions.
+if [[ -n "$orca48_pid" ]]; then
+  pid=$orca48_pid
+  orca48_pid=""
+  orca48_status=0
+  wait "$pid" || orca48_status=$?
+  cat "$orca48_log"
+  if [[ $orca48_status -ne 0 ]]; then
+    echo "test.sh: the Orca 48.1 pass failed (its output is above, and in $orca48_log)" >&2
+    exit 1
+  fi
+  echo "[orca48] $(cat target/orca48-root/.newton-orca-root-ready): root ready after ${root_seconds[orca48]} s (beside the build), pass done $((SECONDS - orca48_start)) s after it was started beside the workspace's tests" \
     | tee -a "$NEWTON_TEST_SUMMARY"
 fi
 

@@ -1,7 +1,9 @@
-//! Process-wide (in fact machine-wide, per uid) lock that serialises Orca tests.
+//! Machine-wide (per uid) locks, one per Orca installation, that make one version's Orca tests
+//! take turns, whether in one test binary or in several.
 //!
-//! `orca --replace` SIGKILLs every Orca of the same uid, and Orca refuses to start while another
-//! runs, so two Orca tests must never overlap, whether in one test binary or in several.
+//! Each Orca runs in a PID namespace of its own (crate::orca), so Orcas cannot see or refuse each
+//! other; the lock keeps one version's tests from running several Orcas and their applications
+//! at once on a small machine, and lets Orcas of different versions (CI's passes) overlap.
 
 use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
@@ -19,10 +21,11 @@ pub struct OrcaLock {
 }
 
 impl OrcaLock {
-    /// Takes the lock file `/tmp/newton-e2e-orca-<uid>.lock`, waiting up to `timeout`.
-    pub fn acquire(timeout: Duration) -> Result<OrcaLock> {
+    /// Takes the lock file `/tmp/newton-e2e-orca-<uid>-<installation>.lock`, waiting up to
+    /// `timeout`.
+    pub fn acquire(installation: &str, timeout: Duration) -> Result<OrcaLock> {
         let uid = rustix::process::getuid().as_raw();
-        let path = PathBuf::from(format!("/tmp/newton-e2e-orca-{uid}.lock"));
+        let path = PathBuf::from(format!("/tmp/newton-e2e-orca-{uid}-{installation}.lock"));
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)

@@ -6,12 +6,18 @@
 //! /tmp (session directory, bus sockets, X socket), /dev and a fresh /proc; the mounts exist only
 //! in that namespace, so they vanish with Orca's process however it ends: nothing to unmount.
 //! The private buses, Xvfb, the registry and the bridge stay on the host.
+//!
+//! Every Orca, the host's too, runs in a PID namespace of its own (`unshare --pid --fork`), where
+//! it is process 1 and sees no other process. Orca refuses to start while `pgrep -u UID -x orca`
+//! finds another Orca of its user (`/usr/bin/orca` `main`); in its own namespace it finds none, so
+//! Orcas of different versions can run side by side (CI runs its Orca passes that way), and an
+//! Orca the user runs on the same machine is neither seen nor touched. Orcas of one version still
+//! take turns ([`OrcaLock`]), since one test binary runs its tests in parallel threads.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::process::pid_alive;
 use newton_atspi_client::calls::{device_event_controller, REGISTRY};
 
 use crate::{wait_until, BusClient, HarnessError, OrcaLock, Result, TestSession};
@@ -34,10 +40,13 @@ const ORCA_READY_EVENTS: &[&str] = &[
 ];
 const ORCA_STOP_GRACE: Duration = Duration::from_secs(10);
 
-/// A running Orca. Holds the machine-wide Orca lock until stopped (or dropped).
+/// A running Orca. Holds its version's Orca lock until stopped (or dropped).
 #[derive(Debug)]
 pub struct Orca {
+    /// Orca's own process (as the host sees it): its CPU time, its bus connection, its signals.
     pid: u32,
+    /// The session's child that holds Orca's PID namespace (`unshare`); it exits when Orca does.
+    namespace_holder: u32,
     pub debug_file: PathBuf,
     _lock: OrcaLock,
 }
@@ -65,13 +74,11 @@ impl OrcaSpeech {
 }
 
 impl Orca {
-    /// Takes the Orca lock, waits for any other Orca of this uid to go away (Orca refuses to
-    /// start next to one, and `--replace` would kill someone else's), starts
-    /// `orca --debug-file=F -u PREFS`, and waits until it has registered its event listeners
-    /// with the registry — no fixed sleep.
+    /// Takes the lock of this Orca version, starts `orca --debug-file=F -u PREFS` in a PID
+    /// namespace of its own, and waits until it has registered its event listeners with the
+    /// registry and entered its main loop — no fixed sleep.
     pub fn start(session: &mut TestSession) -> Result<Orca> {
-        let lock = OrcaLock::acquire(Duration::from_secs(600))?;
-        wait_for_no_other_orca(session.ready_timeout())?;
+        let lock = OrcaLock::acquire(&orca_lock_name(), Duration::from_secs(600))?;
         if atspi_release().is_some_and(|release| release >= RAW_KEY_FALLBACK) {
             crate::focus_stand_in_window(session)?;
         }
@@ -80,15 +87,17 @@ impl Orca {
         std::fs::create_dir_all(&prefs)
             .map_err(HarnessError::io(format!("create {}", prefs.display())))?;
         let hooks = write_line_buffering_hook(session.dir())?;
-        let mut cmd = orca_command(session, "orca")?;
+        let mut cmd = orca_process_command(session)?;
         cmd.arg(format!("--debug-file={}", debug_file.display()))
             .arg("-u")
             .arg(&prefs)
             .env("PYTHONPATH", &hooks)
             .env(DEBUG_FILE_VAR, &debug_file);
-        let pid = session.spawn("orca", cmd)?;
+        let namespace_holder = session.spawn("orca", cmd)?;
+        let pid = namespaced_process(session, namespace_holder)?;
         let orca = Orca {
             pid,
+            namespace_holder,
             debug_file,
             _lock: lock,
         };
@@ -172,7 +181,7 @@ impl Orca {
         let mut last = cpu_ticks(self.pid);
         let mut quiet = 0;
         wait_until("Orca to become idle", session.ready_timeout(), || {
-            session.ensure_running(self.pid)?;
+            session.ensure_running(self.namespace_holder)?;
             std::thread::sleep(Duration::from_millis(150));
             let now = cpu_ticks(self.pid);
             quiet = if now == last { quiet + 1 } else { 0 };
@@ -188,7 +197,7 @@ impl Orca {
             "Orca to register its event listeners",
             session.ready_timeout(),
             || {
-                session.ensure_running(self.pid)?;
+                session.ensure_running(self.namespace_holder)?;
                 seen = client.events_registered_by_pid(self.pid)?;
                 Ok(ORCA_READY_EVENTS
                     .iter()
@@ -217,7 +226,7 @@ impl Orca {
             "Orca to enter its main loop (its debug file)",
             session.ready_timeout(),
             || {
-                session.ensure_running(self.pid)?;
+                session.ensure_running(self.namespace_holder)?;
                 let log = std::fs::read_to_string(&self.debug_file).unwrap_or_default();
                 Ok(MAIN_LOOP_LINES.iter().any(|line| log.contains(line)))
             },
@@ -249,7 +258,10 @@ impl Orca {
     /// nudges it every 500 ms with a no-op key release (keysym 0) through the registry.
     pub fn stop(self, session: &mut TestSession) -> Result<OrcaSpeech> {
         let a11y = session.a11y_bus_address().map(str::to_string);
-        session.stop_with(self.pid, ORCA_STOP_GRACE, || {
+        // Orca itself gets the SIGTERM: util-linux 2.38's `unshare --fork` does not pass it on.
+        // Its namespace holder exits once Orca has (and kills Orca if it is killed itself).
+        crate::process::send_signal(self.pid, rustix::process::Signal::TERM);
+        session.stop_with(self.namespace_holder, ORCA_STOP_GRACE, || {
             if let Some(address) = a11y.clone() {
                 nudge_key_listeners(address);
             }
@@ -462,7 +474,56 @@ fn write_line_buffering_hook(session_dir: &Path) -> Result<PathBuf> {
 /// A session command running `program` from the Orca root when `NEWTON_ORCA_ROOT` is set (with
 /// the session's environment and paths, which lie under /tmp), else from the host.
 pub fn orca_command(session: &TestSession, program: &str) -> Result<Command> {
-    rooted_command(session, orca_root(), program)
+    rooted_command(session, orca_root(), program, &[])
+}
+
+/// The command that runs Orca (from [`orca_root`] or the host) as process 1 of a PID namespace
+/// of its own, with a /proc that shows that namespace only; `--kill-child` takes Orca down with
+/// the `unshare` that holds the namespace, however that ends.
+fn orca_process_command(session: &TestSession) -> Result<Command> {
+    const OWN_PIDS: &[&str] = &["--pid", "--fork", "--kill-child"];
+    if orca_root().is_some() {
+        // The root's /proc is mounted inside the namespace (ROOTED_EXEC).
+        return rooted_command(session, orca_root(), "orca", OWN_PIDS);
+    }
+    let mut cmd = session.command("unshare");
+    cmd.args(["--mount", "--propagation", "private", "--mount-proc"])
+        .args(OWN_PIDS)
+        .args(["--", "orca"]);
+    Ok(cmd)
+}
+
+/// The process that `unshare --fork` (the session's child `holder`) started: Orca, once the
+/// shell and `chroot` before it have exec'd.
+fn namespaced_process(session: &mut TestSession, holder: u32) -> Result<u32> {
+    let mut child = None;
+    wait_until(
+        "Orca's PID namespace to hold its first process",
+        session.ready_timeout(),
+        || {
+            session.ensure_running(holder)?;
+            child = std::fs::read_to_string(format!("/proc/{holder}/task/{holder}/children"))
+                .ok()
+                .and_then(|children| children.split_whitespace().next()?.parse().ok());
+            Ok(child.is_some())
+        },
+    )?;
+    child.ok_or_else(|| HarnessError::Other("internal: Orca's namespace has no process".into()))
+}
+
+/// Which Orca lock a test takes: one per Orca installation, the host's or a root's, so that
+/// Orcas of different versions run side by side and one version's tests take turns.
+fn orca_lock_name() -> String {
+    match orca_root() {
+        None => "host".to_string(),
+        Some(root) => {
+            let root = root.canonicalize().unwrap_or(root);
+            root.to_string_lossy()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect()
+        }
+    }
 }
 
 /// The root whose at-spi2-core (the a11y bus launcher and the registry) the sessions run
@@ -477,29 +538,29 @@ pub fn atspi_root() -> Option<PathBuf> {
 
 /// A session command running one of at-spi2-core's programs from [`atspi_root`].
 pub fn atspi_command(session: &TestSession, program: &str) -> Result<Command> {
-    rooted_command(session, atspi_root(), program)
+    rooted_command(session, atspi_root(), program, &[])
 }
 
 /// `program` chrooted into `root` (its /proc, /dev and the host's /tmp mounted in a private
-/// mount namespace), or from the host when `root` is `None`.
-fn rooted_command(session: &TestSession, root: Option<PathBuf>, program: &str) -> Result<Command> {
+/// mount namespace, which `unshare_args` may extend), or from the host when `root` is `None`.
+fn rooted_command(
+    session: &TestSession,
+    root: Option<PathBuf>,
+    program: &str,
+    unshare_args: &[&str],
+) -> Result<Command> {
     let Some(root) = root else {
         return Ok(session.command(program));
     };
     check_root(&root)?;
     let mut cmd = session.command("unshare");
-    cmd.args([
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "/bin/sh",
-        "-euc",
-    ])
-    .arg(ROOTED_EXEC)
-    .arg("orca-root")
-    .arg(&root)
-    .arg(program);
+    cmd.args(["--mount", "--propagation", "private"])
+        .args(unshare_args)
+        .args(["--", "/bin/sh", "-euc"])
+        .arg(ROOTED_EXEC)
+        .arg("orca-root")
+        .arg(&root)
+        .arg(program);
     Ok(cmd)
 }
 
@@ -568,45 +629,6 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(utime + stime)
-}
-
-/// PIDs of processes named `orca` owned by this uid (what `orca` itself checks at start-up).
-fn other_orcas() -> Vec<u32> {
-    let uid = rustix::process::getuid().as_raw();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "orca")
-        })
-        .filter(|pid| owned_by(*pid, uid) && pid_alive(*pid))
-        .collect()
-}
-
-fn owned_by(pid: u32, uid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|l| l.split_whitespace().next())
-            .is_some_and(|real| real == uid.to_string())
-    })
-}
-
-fn wait_for_no_other_orca(timeout: Duration) -> Result<()> {
-    let mut others = Vec::new();
-    wait_until("other Orca processes of this uid to exit", timeout, || {
-        others = other_orcas();
-        Ok(others.is_empty())
-    })
-    .map_err(|_| {
-        HarnessError::Other(format!(
-            "another Orca of this uid is running (pids {others:?}), not started by this test; \
-             Orca refuses to start next to it and `--replace` would kill it. Stop it and rerun."
-        ))
-    })
 }
 
 #[cfg(test)]

@@ -20,8 +20,14 @@ pub fn summary_path() -> PathBuf {
 }
 
 /// Appends `text` (one or more lines) to the summary under `topic`, and prints it on stderr.
-/// A summary that cannot be written is reported on stderr; the test goes on.
+/// A summary that cannot be written is reported on stderr; the test goes on. Within a pass that
+/// runs beside another (`NEWTON_SUMMARY_PASS`, set by scripts/orca-pass.sh), the topic is
+/// prefixed with the pass's name.
 pub fn summary_note(topic: &str, text: &str) {
+    let topic = match std::env::var("NEWTON_SUMMARY_PASS") {
+        Ok(pass) if !pass.is_empty() => format!("{pass} {topic}"),
+        _ => topic.to_string(),
+    };
     let mut block = String::new();
     for line in text.lines() {
         block.push_str(&format!("[{topic}] {line}\n"));
