@@ -265,7 +265,7 @@ async fn serve(
                 .map(|path| socket::canonical_executable(path))
                 .collect(),
         },
-        connections: accept::Connections::new(max_senders, max_senders_per_uid),
+        connections: accept::Connections::new(accept::SENDERS, max_senders, max_senders_per_uid),
         hello_timeout: (args.hello_timeout > 0).then(|| Duration::from_secs(args.hello_timeout)),
         max_unread_bytes: args.max_unread_bytes,
         log_limiter: accept::AcceptLog::default(),
@@ -362,7 +362,7 @@ fn accept(daemon: &Arc<Daemon>, stream: UnixStream) {
     let admitted = match daemon.connections.admit(peer.uid) {
         Ok(admitted) => admitted,
         Err(limit) => {
-            refuse(daemon, stream, "max-senders", limit.to_string(), true);
+            refuse(daemon, stream, limit.rule(), limit.to_string(), true);
             return;
         }
     };
