@@ -155,15 +155,17 @@ impl BridgedApp {
         }
     }
 
-    /// Offers a private peer-to-peer socket in `dir` (see `p2p`); on failure
-    /// the application simply stays bus-only.
+    /// Offers a private peer-to-peer socket in `dir`, its clients admitted
+    /// within `limits` (see `p2p`); on failure the application simply stays
+    /// bus-only.
     pub fn offer_p2p(
         self: &Arc<Self>,
         dir: &std::path::Path,
         key: u64,
+        limits: &crate::p2p::P2pLimits,
         executor: &Arc<async_executor::Executor<'static>>,
     ) {
-        match crate::p2p::P2pEndpoint::bind(dir, key, self.clone(), executor) {
+        match crate::p2p::P2pEndpoint::bind(dir, key, self.clone(), limits, executor) {
             Ok(endpoint) => *self.p2p.lock().unwrap_or_else(|p| p.into_inner()) = Some(endpoint),
             Err(e) => {
                 warn!(app = %self.info.name, "no peer-to-peer socket ({e}); calls go over the bus")
@@ -340,15 +342,21 @@ impl BridgedApp {
         Ok(())
     }
 
-    /// Answers the calls arriving on `incoming` (a bus or peer-to-peer
-    /// connection's stream, made before the connection started reading)
-    /// until it closes or the application shuts down.
+    /// Answers the calls arriving on `incoming` (a peer-to-peer client's
+    /// stream, made before the connection started reading) until it closes
+    /// or the application shuts down; `held` (the client's places in the
+    /// connection limits) is dropped then.
     pub fn serve_on(
         self: &Arc<Self>,
         incoming: zbus::MessageStream,
         executor: &async_executor::Executor<'static>,
+        held: impl Send + 'static,
     ) {
-        let task = executor.spawn(self.clone().serve_calls(incoming));
+        let app = self.clone();
+        let task = executor.spawn(async move {
+            app.serve_calls(incoming).await;
+            drop(held);
+        });
         let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
         serving.retain(|task| !task.is_finished());
         serving.push(task);
@@ -883,7 +891,7 @@ mod tests {
                 crate::listeners::SharedListeners::default(),
             );
             app.start_serving(executor);
-            app.offer_p2p(dir, 1, executor);
+            app.offer_p2p(dir, 1, &crate::p2p::P2pLimits::default(), executor);
             (app, client)
         }
 
