@@ -1,6 +1,6 @@
 //! Exhaustion, as a hostile same-uid process would try it against a running bridge with a
-//! healthy application beside it (issue 14): file descriptors, stalled peer-to-peer handshakes,
-//! forged and flooding log lines, a sender that writes thousands of bad commits before reading,
+//! healthy application beside it (issue 14): file descriptors, stalled peer-to-peer handshakes
+//! (held and reopened, issue 30) and peer-to-peer connections, forged and flooding log lines, a sender that writes thousands of bad commits before reading,
 //! connections that never send their hello or announce a huge one.
 //!
 //! Every wait is bounded by `WAIT`; the only numeric assertions are resource bounds (CPU time
