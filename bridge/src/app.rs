@@ -868,6 +868,15 @@ mod tests {
             executor: &Arc<Executor<'static>>,
             dir: &std::path::Path,
         ) -> (Arc<BridgedApp>, zbus::Connection) {
+            served_app_within(executor, dir, &crate::p2p::P2pLimits::default()).await
+        }
+
+        /// [`served_app`] with its peer-to-peer clients admitted within `limits`.
+        async fn served_app_within(
+            executor: &Arc<Executor<'static>>,
+            dir: &std::path::Path,
+            limits: &crate::p2p::P2pLimits,
+        ) -> (Arc<BridgedApp>, zbus::Connection) {
             let (incoming, client) = crate::driven::test_support::p2p_pair().await;
             let conn = zbus::Connection::from(&incoming);
             crate::driven::drive(&conn, executor);
@@ -891,7 +900,7 @@ mod tests {
                 crate::listeners::SharedListeners::default(),
             );
             app.start_serving(executor);
-            app.offer_p2p(dir, 1, &crate::p2p::P2pLimits::default(), executor);
+            app.offer_p2p(dir, 1, limits, executor);
             (app, client)
         }
 
@@ -965,6 +974,40 @@ mod tests {
                 assert_eq!(reply.message_type(), MessageType::MethodReturn);
                 let (address,): (String,) = reply.body().deserialize().expect("a string");
                 assert_eq!(address, offered);
+            }));
+        }
+
+        /// A process beyond its peer-to-peer limit is closed at accept, and
+        /// a place comes back when one of its connections closes.
+        #[test]
+        fn a_process_beyond_its_peer_to_peer_limit_is_closed_until_a_place_is_free() {
+            let dir = TempDir::new("p2p-limits");
+            let executor = Arc::new(Executor::new());
+            async_io::block_on(crate::driven::run(&executor, async {
+                let limits = crate::p2p::P2pLimits::new(10, 10, 2);
+                let (app, _client) = served_app_within(&executor, &dir.0, &limits).await;
+                let address = app.p2p_address().expect("a peer-to-peer socket");
+                let connect = || async {
+                    zbus::connection::Builder::address(address.as_str())?
+                        .p2p()
+                        .build()
+                        .await
+                };
+                let first = connect().await.expect("the first connection");
+                let _second = connect().await.expect("the second connection");
+                assert!(
+                    connect().await.is_err(),
+                    "a third connection of this process must be closed"
+                );
+                first.close().await.expect("the first connection closes");
+                let deadline = std::time::Instant::now() + WAIT;
+                while connect().await.is_err() {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the closed connection's place never came back"
+                    );
+                    async_io::Timer::after(Duration::from_millis(10)).await;
+                }
             }));
         }
 
