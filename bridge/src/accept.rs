@@ -4,10 +4,12 @@
 //! * At start the soft `RLIMIT_NOFILE` is raised to the hard limit
 //!   ([`raise_fd_limit`]); the sender limit defaults to what that leaves
 //!   room for ([`default_max_senders`]).
-//! * [`ConnectionTable`] (pure) admits a sender only under the total and
-//!   per-uid limits (rule `max-senders`), counted from accept (before the
-//!   hello) until the connection closes; a refused sender gets an `error`
-//!   frame naming the rule.
+//! * [`ConnectionTable`] (pure) admits a connection only under a total and
+//!   a per-key limit, counted from accept until the connection closes:
+//!   senders per uid (rule `max-senders`; a refused sender gets an `error`
+//!   frame naming the rule), peer-to-peer clients bridge-wide per uid and
+//!   per application per process (`p2p.rs`). What it counts ([`Counted`])
+//!   gives each refusal its rule and advice.
 //! * [`accept_with_backoff`] never spins: when `accept` fails for want of
 //!   descriptors (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`) it pauses that
 //!   listener, 10 ms doubling to 1 s, and logs one line per cause per
@@ -77,62 +79,115 @@ pub fn default_max_senders(fd_limit: u64) -> usize {
     room.clamp(MIN_SENDERS, MAX_DEFAULT_SENDERS) as usize
 }
 
-/// Why a sender was not admitted by the connection limits.
+/// What a [`ConnectionTable`] counts, in the words its refusals use: the
+/// rule each limit is named by and what to do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    /// What holds the connections: "the bridge", "this application".
+    pub whole: &'static str,
+    /// What is counted: "sender connections".
+    pub noun: &'static str,
+    /// What the per-key limit is per: "uid", "process".
+    pub key: &'static str,
+    /// The rule and the advice of the total limit.
+    pub total_rule: &'static str,
+    pub total_advice: &'static str,
+    /// The rule and the advice of the per-key limit.
+    pub key_rule: &'static str,
+    pub key_advice: &'static str,
+}
+
+/// Sender connections, bridge-wide and per uid (`--max-senders`).
+pub const SENDERS: Counted = Counted {
+    whole: "the bridge",
+    noun: "sender connections",
+    key: "uid",
+    total_rule: "max-senders",
+    total_advice: "close unused senders, or raise --max-senders (and the unit's LimitNOFILE)",
+    key_rule: "max-senders",
+    key_advice: "close unused senders, or raise --max-senders-per-uid",
+};
+
+/// Why a connection was not admitted by the connection limits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitRefusal {
     #[error(
-        "the bridge already serves {open} sender connections, its limit (rule max-senders); \
-         close unused senders, or raise --max-senders (and the unit's LimitNOFILE)"
+        "{} already serves {open} {}, its limit (rule {}); {}",
+        .counted.whole, .counted.noun, .counted.total_rule, .counted.total_advice
     )]
-    Total { open: usize },
+    Total { open: usize, counted: Counted },
     #[error(
-        "uid {uid} already has {open} sender connections, the per-uid limit (rule max-senders); \
-         close unused senders, or raise --max-senders-per-uid"
+        "{} {key} already has {open} {}, the per-{} limit (rule {}); {}",
+        .counted.key, .counted.noun, .counted.key, .counted.key_rule, .counted.key_advice
     )]
-    PerUid { uid: u32, open: usize },
+    PerKey {
+        key: u32,
+        open: usize,
+        counted: Counted,
+    },
 }
 
-/// Open sender connections, total and per uid (pure; the daemon holds one
-/// behind a mutex).
+impl LimitRefusal {
+    /// The rule this refusal names (the log's rate-limiting cause).
+    pub fn rule(&self) -> &'static str {
+        match self {
+            LimitRefusal::Total { counted, .. } => counted.total_rule,
+            LimitRefusal::PerKey { counted, .. } => counted.key_rule,
+        }
+    }
+}
+
+/// Open connections, total and per key (a uid, a pid), pure; the daemon
+/// holds each behind a mutex ([`Connections`]).
 #[derive(Debug)]
 pub struct ConnectionTable {
+    counted: Counted,
     max_total: usize,
-    max_per_uid: usize,
+    max_per_key: usize,
     total: usize,
-    per_uid: HashMap<u32, usize>,
+    per_key: HashMap<u32, usize>,
 }
 
 impl ConnectionTable {
-    pub fn new(max_total: usize, max_per_uid: usize) -> Self {
+    pub fn new(counted: Counted, max_total: usize, max_per_key: usize) -> Self {
         Self {
+            counted,
             max_total,
-            max_per_uid,
+            max_per_key,
             total: 0,
-            per_uid: HashMap::new(),
+            per_key: HashMap::new(),
         }
     }
 
-    /// Counts a new connection of `uid`, or says which limit it is over.
-    pub fn admit(&mut self, uid: u32) -> Result<(), LimitRefusal> {
+    /// Counts a new connection of `key`, or says which limit it is over.
+    pub fn admit(&mut self, key: u32) -> Result<(), LimitRefusal> {
+        let counted = self.counted;
         if self.total >= self.max_total {
-            return Err(LimitRefusal::Total { open: self.total });
+            return Err(LimitRefusal::Total {
+                open: self.total,
+                counted,
+            });
         }
-        let of_uid = self.per_uid.get(&uid).copied().unwrap_or(0);
-        if of_uid >= self.max_per_uid {
-            return Err(LimitRefusal::PerUid { uid, open: of_uid });
+        let of_key = self.per_key.get(&key).copied().unwrap_or(0);
+        if of_key >= self.max_per_key {
+            return Err(LimitRefusal::PerKey {
+                key,
+                open: of_key,
+                counted,
+            });
         }
         self.total += 1;
-        self.per_uid.insert(uid, of_uid + 1);
+        self.per_key.insert(key, of_key + 1);
         Ok(())
     }
 
-    /// A connection of `uid` closed.
-    pub fn release(&mut self, uid: u32) {
+    /// A connection of `key` closed.
+    pub fn release(&mut self, key: u32) {
         self.total = self.total.saturating_sub(1);
-        if let Some(count) = self.per_uid.get_mut(&uid) {
+        if let Some(count) = self.per_key.get_mut(&key) {
             *count -= 1;
             if *count == 0 {
-                self.per_uid.remove(&uid);
+                self.per_key.remove(&key);
             }
         }
     }
@@ -150,20 +205,21 @@ pub struct Connections(Arc<Mutex<ConnectionTable>>);
 /// One admitted connection; dropping it releases its place.
 pub struct Admitted {
     table: Connections,
-    uid: u32,
+    key: u32,
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        self.table.lock().release(self.uid);
+        self.table.lock().release(self.key);
     }
 }
 
 impl Connections {
-    pub fn new(max_total: usize, max_per_uid: usize) -> Self {
+    pub fn new(counted: Counted, max_total: usize, max_per_key: usize) -> Self {
         Self(Arc::new(Mutex::new(ConnectionTable::new(
+            counted,
             max_total,
-            max_per_uid,
+            max_per_key,
         ))))
     }
 
@@ -171,11 +227,11 @@ impl Connections {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn admit(&self, uid: u32) -> Result<Admitted, LimitRefusal> {
-        self.lock().admit(uid)?;
+    pub fn admit(&self, key: u32) -> Result<Admitted, LimitRefusal> {
+        self.lock().admit(key)?;
         Ok(Admitted {
             table: self.clone(),
-            uid,
+            key,
         })
     }
 }
@@ -291,14 +347,36 @@ mod tests {
 
     #[test]
     fn total_and_per_uid_limits_refuse_with_their_rule_and_recover() {
-        let mut table = ConnectionTable::new(3, 2);
+        let mut table = ConnectionTable::new(SENDERS, 3, 2);
         table.admit(1000).unwrap();
         table.admit(1000).unwrap();
         let refused = table.admit(1000).unwrap_err();
-        assert_eq!(refused, LimitRefusal::PerUid { uid: 1000, open: 2 });
-        assert!(refused.to_string().contains("rule max-senders"));
+        assert_eq!(
+            refused,
+            LimitRefusal::PerKey {
+                key: 1000,
+                open: 2,
+                counted: SENDERS
+            }
+        );
+        assert_eq!(
+            refused.to_string(),
+            "uid 1000 already has 2 sender connections, the per-uid limit (rule max-senders); \
+             close unused senders, or raise --max-senders-per-uid"
+        );
         table.admit(0).unwrap();
-        assert_eq!(table.admit(0), Err(LimitRefusal::Total { open: 3 }));
+        let refused = table.admit(0).unwrap_err();
+        assert_eq!(
+            refused,
+            LimitRefusal::Total {
+                open: 3,
+                counted: SENDERS
+            }
+        );
+        assert_eq!(refused.rule(), "max-senders");
+        assert!(refused
+            .to_string()
+            .starts_with("the bridge already serves 3 sender connections, its limit"));
         table.release(1000);
         table.admit(0).unwrap();
         assert_eq!(table.open(), 3);
@@ -306,12 +384,12 @@ mod tests {
             table.release(uid);
         }
         assert_eq!(table.open(), 0);
-        assert!(table.per_uid.is_empty());
+        assert!(table.per_key.is_empty());
     }
 
     #[test]
     fn an_admitted_connection_releases_its_place_when_dropped() {
-        let connections = Connections::new(1, 1);
+        let connections = Connections::new(SENDERS, 1, 1);
         let first = connections.admit(7).unwrap();
         assert!(connections.admit(7).is_err());
         drop(first);

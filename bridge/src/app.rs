@@ -155,15 +155,17 @@ impl BridgedApp {
         }
     }
 
-    /// Offers a private peer-to-peer socket in `dir` (see `p2p`); on failure
-    /// the application simply stays bus-only.
+    /// Offers a private peer-to-peer socket in `dir`, its clients admitted
+    /// within `limits` (see `p2p`); on failure the application simply stays
+    /// bus-only.
     pub fn offer_p2p(
         self: &Arc<Self>,
         dir: &std::path::Path,
         key: u64,
+        limits: &crate::p2p::P2pLimits,
         executor: &Arc<async_executor::Executor<'static>>,
     ) {
-        match crate::p2p::P2pEndpoint::bind(dir, key, self.clone(), executor) {
+        match crate::p2p::P2pEndpoint::bind(dir, key, self.clone(), limits, executor) {
             Ok(endpoint) => *self.p2p.lock().unwrap_or_else(|p| p.into_inner()) = Some(endpoint),
             Err(e) => {
                 warn!(app = %self.info.name, "no peer-to-peer socket ({e}); calls go over the bus")
@@ -340,15 +342,21 @@ impl BridgedApp {
         Ok(())
     }
 
-    /// Answers the calls arriving on `incoming` (a bus or peer-to-peer
-    /// connection's stream, made before the connection started reading)
-    /// until it closes or the application shuts down.
+    /// Answers the calls arriving on `incoming` (a peer-to-peer client's
+    /// stream, made before the connection started reading) until it closes
+    /// or the application shuts down; `held` (the client's places in the
+    /// connection limits) is dropped then.
     pub fn serve_on(
         self: &Arc<Self>,
         incoming: zbus::MessageStream,
         executor: &async_executor::Executor<'static>,
+        held: impl Send + 'static,
     ) {
-        let task = executor.spawn(self.clone().serve_calls(incoming));
+        let app = self.clone();
+        let task = executor.spawn(async move {
+            app.serve_calls(incoming).await;
+            drop(held);
+        });
         let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
         serving.retain(|task| !task.is_finished());
         serving.push(task);
@@ -860,6 +868,15 @@ mod tests {
             executor: &Arc<Executor<'static>>,
             dir: &std::path::Path,
         ) -> (Arc<BridgedApp>, zbus::Connection) {
+            served_app_within(executor, dir, &crate::p2p::P2pLimits::default()).await
+        }
+
+        /// [`served_app`] with its peer-to-peer clients admitted within `limits`.
+        async fn served_app_within(
+            executor: &Arc<Executor<'static>>,
+            dir: &std::path::Path,
+            limits: &crate::p2p::P2pLimits,
+        ) -> (Arc<BridgedApp>, zbus::Connection) {
             let (incoming, client) = crate::driven::test_support::p2p_pair().await;
             let conn = zbus::Connection::from(&incoming);
             crate::driven::drive(&conn, executor);
@@ -883,7 +900,7 @@ mod tests {
                 crate::listeners::SharedListeners::default(),
             );
             app.start_serving(executor);
-            app.offer_p2p(dir, 1, executor);
+            app.offer_p2p(dir, 1, limits, executor);
             (app, client)
         }
 
@@ -957,6 +974,40 @@ mod tests {
                 assert_eq!(reply.message_type(), MessageType::MethodReturn);
                 let (address,): (String,) = reply.body().deserialize().expect("a string");
                 assert_eq!(address, offered);
+            }));
+        }
+
+        /// A process beyond its peer-to-peer limit is closed at accept, and
+        /// a place comes back when one of its connections closes.
+        #[test]
+        fn a_process_beyond_its_peer_to_peer_limit_is_closed_until_a_place_is_free() {
+            let dir = TempDir::new("p2p-limits");
+            let executor = Arc::new(Executor::new());
+            async_io::block_on(crate::driven::run(&executor, async {
+                let limits = crate::p2p::P2pLimits::new(10, 10, 2);
+                let (app, _client) = served_app_within(&executor, &dir.0, &limits).await;
+                let address = app.p2p_address().expect("a peer-to-peer socket");
+                let connect = || async {
+                    zbus::connection::Builder::address(address.as_str())?
+                        .p2p()
+                        .build()
+                        .await
+                };
+                let first = connect().await.expect("the first connection");
+                let _second = connect().await.expect("the second connection");
+                assert!(
+                    connect().await.is_err(),
+                    "a third connection of this process must be closed"
+                );
+                first.close().await.expect("the first connection closes");
+                let deadline = std::time::Instant::now() + WAIT;
+                while connect().await.is_err() {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the closed connection's place never came back"
+                    );
+                    async_io::Timer::after(Duration::from_millis(10)).await;
+                }
             }));
         }
 

@@ -62,6 +62,8 @@ pub struct Daemon {
     next_app: AtomicU64,
     /// Counters for `status` (see control.rs).
     pub stats: Arc<crate::control::Stats>,
+    /// Peer-to-peer clients against `--max-p2p-clients*` (see `p2p`).
+    pub p2p_limits: crate::p2p::P2pLimits,
     /// Where applications' peer-to-peer sockets go (the sender socket's
     /// private directory); `None` disables peer-to-peer.
     pub p2p_dir: Option<PathBuf>,
@@ -230,6 +232,12 @@ async fn serve(
         0 => max_senders,
         n => n,
     };
+    // One peer-to-peer client per sender is what the descriptors budget
+    // (`accept::FDS_PER_SENDER`), whatever --max-senders says.
+    let max_p2p_clients = match args.max_p2p_clients {
+        0 => accept::default_max_senders(fd_limit),
+        n => n,
+    };
     // The socket (and its instance lock) first: a second bridge must say so
     // at once, even while the accessibility bus is not up yet.
     let path = socket_path(args.socket.clone())?;
@@ -265,7 +273,7 @@ async fn serve(
                 .map(|path| socket::canonical_executable(path))
                 .collect(),
         },
-        connections: accept::Connections::new(max_senders, max_senders_per_uid),
+        connections: accept::Connections::new(accept::SENDERS, max_senders, max_senders_per_uid),
         hello_timeout: (args.hello_timeout > 0).then(|| Duration::from_secs(args.hello_timeout)),
         max_unread_bytes: args.max_unread_bytes,
         log_limiter: accept::AcceptLog::default(),
@@ -276,6 +284,11 @@ async fn serve(
         apps: Mutex::new(BTreeMap::new()),
         next_app: AtomicU64::new(1),
         stats: Arc::default(),
+        p2p_limits: crate::p2p::P2pLimits::new(
+            max_p2p_clients,
+            args.max_p2p_clients_per_app,
+            args.max_p2p_clients_per_process,
+        ),
         p2p_dir: p2p_dir(&path),
         lingering: std::sync::atomic::AtomicUsize::new(0),
         sessions: crate::shutdown::Sessions::default(),
@@ -303,6 +316,9 @@ async fn serve(
         fd_limit,
         max_senders,
         max_senders_per_uid,
+        max_p2p_clients,
+        max_p2p_clients_per_app = args.max_p2p_clients_per_app,
+        max_p2p_clients_per_process = args.max_p2p_clients_per_process,
         hello_timeout_s = args.hello_timeout,
         max_unread_bytes = daemon.max_unread_bytes,
         "connection limits"
@@ -362,7 +378,7 @@ fn accept(daemon: &Arc<Daemon>, stream: UnixStream) {
     let admitted = match daemon.connections.admit(peer.uid) {
         Ok(admitted) => admitted,
         Err(limit) => {
-            refuse(daemon, stream, "max-senders", limit.to_string(), true);
+            refuse(daemon, stream, limit.rule(), limit.to_string(), true);
             return;
         }
     };

@@ -707,7 +707,7 @@ impl Connection {
         // Peer-to-peer before Embed: libatspi asks for the address at first
         // contact, right after the registry announces the application.
         if let Some(dir) = &self.daemon.p2p_dir {
-            app.offer_p2p(dir, key, &self.daemon.executor);
+            app.offer_p2p(dir, key, &self.daemon.p2p_limits, &self.daemon.executor);
         }
         if let Err(error) = app.embed().await {
             warn!(app = %app.info.name, "could not register with the AT-SPI registry: {error}");

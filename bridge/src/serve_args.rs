@@ -115,6 +115,31 @@ pub struct ServeArgs {
     /// --allow-uid); 0 (the default) means the same as --max-senders.
     #[arg(long, env = "NEWTON_ATSPI_MAX_SENDERS_PER_UID", default_value_t = 0)]
     pub max_senders_per_uid: usize,
+    /// Peer-to-peer AT connections served at once, over all applications
+    /// (counted from accept, through the handshake, to close); beyond it a
+    /// client is closed and the refusal logged (rule max-p2p-clients). 0
+    /// (the default) derives it from the file-descriptor limit as
+    /// --max-senders does: one client per sender fits the 4 descriptors
+    /// each sender is given (240 under a limit of 1024).
+    #[arg(long, env = "NEWTON_ATSPI_MAX_P2P_CLIENTS", default_value_t = 0)]
+    pub max_p2p_clients: usize,
+    /// Peer-to-peer connections to one application (rule
+    /// max-p2p-clients-per-app); an AT opens one per application.
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_P2P_CLIENTS_PER_APP",
+        default_value_t = crate::p2p::DEFAULT_MAX_PER_APP
+    )]
+    pub max_p2p_clients_per_app: usize,
+    /// Peer-to-peer connections one process may have to one application
+    /// (rule max-p2p-clients-per-process), so that one process cannot take
+    /// an application's every place.
+    #[arg(
+        long,
+        env = "NEWTON_ATSPI_MAX_P2P_CLIENTS_PER_PROCESS",
+        default_value_t = crate::p2p::DEFAULT_MAX_PER_PROCESS
+    )]
+    pub max_p2p_clients_per_process: usize,
     /// Seconds a new sender connection has to send its complete hello;
     /// then it is closed with an error naming rule hello-timeout. 0 waits
     /// for ever.
@@ -159,6 +184,9 @@ impl ServeArgs {
             allow_uid: Vec::new(),
             max_senders: 0,
             max_senders_per_uid: 0,
+            max_p2p_clients: 0,
+            max_p2p_clients_per_app: crate::p2p::DEFAULT_MAX_PER_APP,
+            max_p2p_clients_per_process: crate::p2p::DEFAULT_MAX_PER_PROCESS,
             hello_timeout: newton_push_protocol::DEFAULT_HELLO_TIMEOUT.as_secs(),
             max_unread_bytes: newton_push_protocol::DEFAULT_MAX_UNREAD_REPLY_BYTES,
             print_config: false,

@@ -1,6 +1,6 @@
 //! Exhaustion, as a hostile same-uid process would try it against a running bridge with a
-//! healthy application beside it (issue 14): file descriptors, stalled peer-to-peer handshakes,
-//! forged and flooding log lines, a sender that writes thousands of bad commits before reading,
+//! healthy application beside it (issue 14): file descriptors, stalled peer-to-peer handshakes
+//! (held and reopened, issue 30) and peer-to-peer connections, forged and flooding log lines, a sender that writes thousands of bad commits before reading,
 //! connections that never send their hello or announce a huge one.
 //!
 //! Every wait is bounded by `WAIT`; the only numeric assertions are resource bounds (CPU time
@@ -588,6 +588,314 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
     );
     let log = log_since(&session, log_start);
     assert!(log.contains("did not finish its handshake"), "{log}");
+    drop(app);
+    shutdown(session);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (4b) Peer-to-peer under attack (issue 30): stalled handshakes held and reopened, connections
+// opened until descriptors run out.
+// ---------------------------------------------------------------------------------------------
+
+/// Honest peer-to-peer clients tried while the attacker holds its handshakes.
+const HONEST_CLIENTS: usize = 20;
+/// Stalled handshakes the attacker keeps open (the bridge's old per-application handshake cap).
+const STALLED: usize = 8;
+
+/// The application's peer-to-peer socket, as libatspi learns it.
+fn p2p_path(client: &Client, app: &str) -> PathBuf {
+    let bus = client.app_bus(app);
+    let address: String = client
+        .call(
+            &calls::application::GET_APPLICATION_BUS_ADDRESS,
+            &bus,
+            ROOT,
+            &(),
+        )
+        .expect("the app offers a peer-to-peer address");
+    let path = address
+        .strip_prefix("unix:path=")
+        .expect("a unix:path address");
+    PathBuf::from(path)
+}
+
+/// One honest client, as libatspi is one: connects, authenticates and reads the application's
+/// name over peer-to-peer, within `within`.
+fn honest_p2p_name(path: &Path, within: Duration) -> Result<String, String> {
+    let call = async {
+        let stream = UnixStream::connect(path).map_err(|e| format!("connect: {e}"))?;
+        let conn = zbus::connection::Builder::async_io_unix_stream(stream)
+            .p2p()
+            .build()
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        accessible::NAME
+            .get(&conn, "", ROOT)
+            .await
+            .map_err(|e| format!("Name: {e}"))
+    };
+    let timeout = async_io::Timer::after(within);
+    async_io::block_on(async {
+        match futures::future::select(std::pin::pin!(call), timeout).await {
+            futures::future::Either::Left((answer, _)) => answer,
+            futures::future::Either::Right(_) => Err(format!("no answer within {within:?}")),
+        }
+    })
+}
+
+/// A stalled handshake: the D-Bus nul byte, then silence.
+fn stalled_handshake(path: &Path) -> Option<UnixStream> {
+    let mut stream = try_connect(path)?;
+    stream.write_all(b"\0").ok()?;
+    Some(stream)
+}
+
+/// The attacker of issue 30: keeps [`STALLED`] handshakes stalled and reopens each as soon as
+/// the bridge closes it, until `stop`. Returns how many it opened in all.
+fn hold_stalled_handshakes(
+    path: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    opened: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> std::thread::JoinHandle<()> {
+    use std::sync::atomic::Ordering;
+    std::thread::spawn(move || {
+        let mut held: Vec<UnixStream> = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            held.retain_mut(|stream| !read_available(stream).1);
+            while held.len() < STALLED {
+                let Some(stream) = stalled_handshake(&path) else {
+                    break;
+                };
+                held.push(stream);
+                opened.fetch_add(1, Ordering::Relaxed);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    })
+}
+
+#[test]
+fn honest_peer_to_peer_clients_are_served_while_an_attacker_holds_stalled_handshakes() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let mut session = start_session();
+    let (_bridge, socket) = start_bridge_with_nofile(&mut session, None, &[]);
+    let mut app = RawSender::connect(&socket, "P2P app");
+    app.show_window(1, "P2P window", "Peer", 3);
+    let client = Client::connect(&a11y_address(&session));
+    let path = p2p_path(&client, "P2P app");
+    let log_start = log_len(&session);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let opened = Arc::new(AtomicUsize::new(0));
+    let attacker = hold_stalled_handshakes(path.clone(), stop.clone(), opened.clone());
+    wait_until("the attacker to hold its handshakes", WAIT, || {
+        Ok(opened.load(Ordering::Relaxed) >= STALLED)
+    })
+    .expect("the attacker connects");
+    // Let the bridge accept them all before the first honest client.
+    std::thread::sleep(Duration::from_millis(300));
+
+    // Honest clients one after the other over 5 s (the handshake timeout), as ATs come.
+    let attack_start = Instant::now();
+    let mut served = 0;
+    let mut failures = Vec::new();
+    let mut slowest = Duration::ZERO;
+    for _ in 0..HONEST_CLIENTS {
+        let started = Instant::now();
+        match honest_p2p_name(&path, Duration::from_secs(10)) {
+            Ok(name) if name == "P2P app" => served += 1,
+            Ok(name) => failures.push(format!("wrong name {name:?}")),
+            Err(e) => failures.push(e),
+        }
+        slowest = slowest.max(started.elapsed());
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // libatspi (pyatspi) finds the app and walks it while the attack goes on.
+    let mut dump = session.command(python());
+    dump.arg(py_script("atspi_dump.py"))
+        .args(["--app", "P2P app", "--format", "json"]);
+    let found = session
+        .run_ok("atspi-dump", dump, WAIT)
+        .map(|out| out.contains("Peer 2"));
+    let attack_for = attack_start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let _ = attacker.join();
+    let log = log_since(&session, log_start);
+    let evicted_lines = log
+        .lines()
+        .filter(|l| l.contains("rule p2p-handshakes"))
+        .count();
+    println!(
+        "exhaustion/p2p-held: {STALLED} stalled handshakes held and reopened ({} opened in \
+         {:.1} s); honest clients served {served}/{HONEST_CLIENTS} (slowest {:.0} ms); pyatspi \
+         found the app: {found:?}; {evicted_lines} p2p-handshakes log lines; failures: {:?}",
+        opened.load(Ordering::Relaxed),
+        attack_for.as_secs_f64(),
+        slowest.as_secs_f64() * 1000.0,
+        failures.iter().take(3).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        served, HONEST_CLIENTS,
+        "every honest client must be served while handshakes are held: {failures:?}"
+    );
+    assert!(
+        matches!(found, Ok(true)),
+        "libatspi must find the app: {found:?}"
+    );
+    assert!(
+        (1..=8).contains(&evicted_lines),
+        "closing stalled handshakes is logged, rate-limited: {evicted_lines} lines"
+    );
+    drop(app);
+    shutdown(session);
+}
+
+/// A completed raw peer-to-peer connection (SASL EXTERNAL, then BEGIN, as libdbus does it),
+/// without a client library's threads: it stays open and idle. `None` when the bridge closed it
+/// or did not answer within `within`; `Some(Err)` when the connect itself failed.
+fn raw_p2p_connection(path: &Path, within: Duration) -> Result<Option<UnixStream>, String> {
+    let mut stream = try_connect(path).ok_or("connect failed (backlog full?)")?;
+    let uid = rustix::process::getuid().as_raw().to_string();
+    let hex: String = uid.bytes().map(|b| format!("{b:02x}")).collect();
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(within));
+    if stream
+        .write_all(format!("\0AUTH EXTERNAL {hex}\r\n").as_bytes())
+        .is_err()
+    {
+        return Ok(None);
+    }
+    let mut reply = [0u8; 256];
+    match stream.read(&mut reply) {
+        Ok(n) if reply.get(..n).is_some_and(|r| r.starts_with(b"OK ")) => {}
+        Ok(_) => return Ok(None),
+        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::TimedOut => {
+            return Err(format!("no handshake answer within {within:?}"))
+        }
+        Err(_) => return Ok(None),
+    }
+    if stream.write_all(b"BEGIN\r\n").is_err() {
+        return Ok(None);
+    }
+    let _ = stream.set_nonblocking(true);
+    Ok(Some(stream))
+}
+
+/// A new application connects, shows a window and appears on the desktop, within `within`;
+/// returns how long that took, or what failed.
+fn newcomer_on_desktop(
+    socket: &Path,
+    client: &Client,
+    within: Duration,
+) -> Result<Duration, String> {
+    let started = Instant::now();
+    // RawSender asserts on what it gets: a panic here is the finding, not the test's end.
+    let shown = std::panic::catch_unwind(|| {
+        let mut newcomer = RawSender::connect_within(socket, "Newcomer", within);
+        newcomer.show_window(1, "Newcomer window", "New", 2);
+        newcomer
+    })
+    .map_err(|panic| {
+        let why = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+        format!("the sender failed: {}", why.unwrap_or_default())
+    })?;
+    let mut on_desktop = false;
+    let _ = wait_until("the newcomer on the desktop", within, || {
+        on_desktop = !async_io::block_on(calls::applications_named(&client.conn, "Newcomer"))
+            .unwrap_or_default()
+            .is_empty();
+        Ok(on_desktop)
+    });
+    drop(shown);
+    match on_desktop {
+        true => Ok(started.elapsed()),
+        false => Err(format!(
+            "welcomed, but not on the desktop within {within:?}"
+        )),
+    }
+}
+
+#[test]
+fn peer_to_peer_connections_are_capped_below_the_descriptor_limit() {
+    raise_own_fd_limit();
+    let nofile: u64 = 1024;
+    let mut session = start_session();
+    // The per-application and per-process caps raised out of the way: the bridge-wide cap (what
+    // the descriptors leave room for) is the one this tries. An older bridge ignores these.
+    let (bridge, socket) = start_bridge_configured(&mut session, &[], |cmd| {
+        cmd.env("NEWTON_ATSPI_MAX_P2P_CLIENTS_PER_APP", "5000")
+            .env("NEWTON_ATSPI_MAX_P2P_CLIENTS_PER_PROCESS", "5000");
+        let limit = rustix::process::Rlimit {
+            current: Some(nofile),
+            maximum: Some(nofile),
+        };
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                rustix::process::setrlimit(rustix::process::Resource::Nofile, limit)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    });
+    let mut app = RawSender::connect(&socket, "P2P app");
+    app.show_window(1, "P2P window", "Peer", 3);
+    let client = Client::connect(&a11y_address(&session));
+    let path = p2p_path(&client, "P2P app");
+    let log_start = log_len(&session);
+
+    let (mut held, mut refused, mut unanswered) = (Vec::new(), 0, 0);
+    for _ in 0..1100 {
+        match raw_p2p_connection(&path, Duration::from_secs(2)) {
+            Ok(Some(stream)) => held.push(stream),
+            Ok(None) => refused += 1,
+            // The bridge stopped accepting (out of descriptors): no use going on.
+            Err(_) => {
+                unanswered += 1;
+                if unanswered >= 3 {
+                    break;
+                }
+            }
+        }
+    }
+    let fds = open_fds(bridge);
+    let newcomer = newcomer_on_desktop(&socket, &client, Duration::from_secs(10));
+    let log = log_since(&session, log_start);
+    let cap_lines = log.lines().filter(|l| l.contains("rule max-p2p")).count();
+    let status_now = status(&socket);
+    println!(
+        "exhaustion/p2p-cap: {} peer-to-peer connections completed, {refused} refused, \
+         {unanswered} unanswered; bridge fds {fds} (limit {nofile}); a new sender: {newcomer:?}; \
+         {cap_lines} max-p2p log lines; status answers: {}",
+        held.len(),
+        status_now.is_ok()
+    );
+    assert!(
+        fds < nofile as usize - 16,
+        "peer-to-peer clients took the descriptors: {fds} of {nofile}"
+    );
+    assert!(refused > 0, "nothing was refused beyond the cap");
+    assert!(
+        newcomer.is_ok(),
+        "a new application must reach the desktop: {newcomer:?}"
+    );
+    assert!(
+        (1..=8).contains(&cap_lines),
+        "refusals are logged by rule, rate-limited: {cap_lines} lines\n{}",
+        log.lines().take(20).collect::<Vec<_>>().join("\n")
+    );
+
+    // The connections leave: a new client is served again.
+    drop(held);
+    let mut served = Err(String::new());
+    wait_until("a peer-to-peer client to be served again", WAIT, || {
+        served = honest_p2p_name(&path, Duration::from_secs(5));
+        Ok(served.is_ok())
+    })
+    .unwrap_or_else(|_| panic!("no peer-to-peer client served after the others left: {served:?}"));
     drop(app);
     shutdown(session);
 }
