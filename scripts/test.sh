@@ -164,7 +164,7 @@ echo "[orca51] demo --no-orca inside the root: the application shown to an AT" |
 
 wait_for_root orca48
 
-# The Orca 48.1 pass (scripts/orca-pass.sh: Debian 13's Orca 48.1, at-spi2-core 2.56 and the
+# The Orca 48.1 pass (scripts/orca-pass.sh: Debian 13's Orca 48.1 and libatspi 2.56, and the
 # release bridge the package ships) runs beside the workspace's tests, from the moment the
 # release checks have built that binary: each Orca runs in a PID namespace of its own, so Orca
 # 43.1's tests and 48.1's overlap, and the minutes both spend waiting on Orca are spent once.
@@ -215,8 +215,8 @@ echo "[orca51] lintian $(chroot target/orca51-root dpkg-query -W -f='${Version}'
 
 step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client, beside the steps above"
 # scripts/orca-root.sh trixie debootstraps and installs Orca 48.1 + at-spi2-core 2.56 into
-# target/orca48-root (under CI always fresh: nothing is cached outside the run); the sessions run
-# that root's launcher and registry too. Which tests run under it and why: tests/README.md
+# target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
+# under it and why: tests/README.md
 # "Orca 48". Its bridge is the release binary the package ships (built from vendor/ by the
 # release checks); the pass under Orca 43.1 ran the debug build, with its overflow checks and
 # debug assertions.

@@ -529,7 +529,7 @@ fn orca_lock_name() -> String {
 /// The root whose at-spi2-core (the a11y bus launcher and the registry) the sessions run
 /// (`NEWTON_ATSPI_ROOT`, absolute or relative to the workspace), or `None` for the host's. Apart
 /// from `NEWTON_ORCA_ROOT`, so that an Orca can be heard against another platform's registry;
-/// CI's Orca 48.1 pass sets both to Debian 13's root.
+/// CI's 2.62 step sets it alone; its Orca 48.1 pass keeps the host's (docs/compat.md).
 pub fn atspi_root() -> Option<PathBuf> {
     std::env::var_os("NEWTON_ATSPI_ROOT")
         .filter(|v| !v.is_empty())
