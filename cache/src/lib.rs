@@ -20,7 +20,6 @@ pub mod error;
 pub mod exposure;
 pub mod limits;
 mod refs;
-pub mod store;
 pub mod strings;
 pub mod validate;
 
@@ -33,7 +32,6 @@ pub use changes::{
 pub use error::{RejectError, Rule};
 pub use limits::Limits;
 pub use newton_push_protocol::{Geometry, SurfaceId};
-pub use store::{AppKey, ReplicaStore};
 
 /// Re-exported so users name the same versions the replica uses.
 pub use accesskit;
