@@ -135,20 +135,11 @@ pub(crate) fn has_text(node: &NodeRef, layout: TextLayout) -> bool {
 }
 
 /// The text AT-SPI exposes for `node` ("" when it has no Text). Used by
-/// the event code for text-changed events and by EditableText.
-#[allow(dead_code)]
+/// EditableText.
 pub fn text_of(node: &NodeRef) -> String {
     TextModel::of(*node, TextLayout::Inline)
         .map(|model| model.text.clone())
         .unwrap_or_default()
-}
-
-/// The caret offset in code points, when the node has a caret. Used by
-/// the event code (text-caret-moved); allowed unused until it is wired.
-#[allow(dead_code)]
-pub fn caret_offset(node: &NodeRef) -> Option<i32> {
-    let model = TextModel::of(*node, TextLayout::Inline)?;
-    model.caret().map(to_i32)
 }
 
 #[cfg(test)]
