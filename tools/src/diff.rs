@@ -129,22 +129,9 @@ pub struct Report {
 /// the `flatten` rules of `rules` spliced objects out), allowing what
 /// `rules` allows. `root` is the index path both trees were found at (`"/"`
 /// for whole applications, else `--under`'s): paths are reported from the
-/// application, so path conditions of rules keep their meaning.
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn compare_at(
-    root: &str,
-    a_name: &str,
-    a: &DumpNode,
-    b_name: &str,
-    b: &DumpNode,
-    ignore: &Ignore,
-    rules: &Rules,
-) -> Report {
-    compare_in_window(root, a_name, a, b_name, b, None, ignore, rules)
-}
-
-/// [`compare_at`] for a subtree of B that lies in `b_window` (the top-level
-/// window `--under` starts in; a whole application gives its own).
+/// application, so path conditions of rules keep their meaning. `b_window`
+/// is B's top-level window that `--under` starts in; `None` when B is
+/// walked from its application, whose children are their own windows.
 #[allow(clippy::too_many_arguments)]
 pub fn compare_in_window(
     root: &str,
@@ -1244,12 +1231,13 @@ mod tests {
         let a = node("panel", "", vec![node("label", "x", vec![])]);
         let mut b = node("panel", "", vec![node("label", "y", vec![])]);
         let under = |b: &DumpNode| {
-            compare_at(
+            compare_in_window(
                 "/0/2",
                 "A",
                 &a,
                 "B",
                 b,
+                None,
                 &Ignore::default(),
                 &Rules::default(),
             )
@@ -1304,12 +1292,13 @@ mod tests {
 
     fn compare_with(b: &DumpNode, ignore: &[&str]) -> Report {
         let ignore = Ignore::parse(&ignore.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        compare_at(
+        compare_in_window(
             "/",
             "A",
             &window(),
             "B",
             b,
+            None,
             &ignore.unwrap(),
             &Rules::default(),
         )
@@ -1501,12 +1490,13 @@ mod tests {
     }
 
     fn with_rules(legacy: &DumpNode, bridged: &DumpNode) -> Report {
-        compare_at(
+        compare_in_window(
             "/",
             "L",
             legacy,
             "B",
             bridged,
+            None,
             &Ignore::default(),
             &compat_rules(),
         )
@@ -1554,12 +1544,13 @@ mod tests {
         assert_eq!(button.detail, "only in B: focus");
         // Without the rules the same trees fail.
         assert!(
-            !compare_at(
+            !compare_in_window(
                 "/",
                 "L",
                 &legacy,
                 "B",
                 &bridged,
+                None,
                 &Ignore::default(),
                 &Rules::default()
             )
