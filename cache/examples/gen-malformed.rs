@@ -1,5 +1,5 @@
 //! Writes the malformed corpus: `fixtures/malformed/<hazard>.jsonl`, one
-//! file per hazard class of the accesskit_consumer notes, plus
+//! file per hazard of docs/hazards.md, plus
 //! `expected.json` (file → rule name). Each stream: hello, createSurface 1,
 //! a valid first commit (serial 1), the malformed step, then a valid rename
 //! commit that must still apply.

@@ -1,11 +1,11 @@
 //! The validator in front of every apply.
 //!
 //! `accesskit_consumer` trusts its input: malformed updates panic, loop
-//! forever or abort the process (see `docs`/shared notes, hazards S1–S15,
-//! C1–C4, R1–R9). Every update is therefore checked here, against the tree
-//! state it will be applied to, before the consumer sees it. Checks cost time
-//! proportional to the update plus the subtrees it removes or moves; the whole
-//! tree is never walked.
+//! forever or abort the process (hazards S1–S15, C1–C4, R1–R9, each defined
+//! in docs/hazards.md with the rule below that prevents it). Every update is
+//! therefore checked here, against the tree state it will be applied to,
+//! before the consumer sees it. Checks cost time proportional to the update
+//! plus the subtrees it removes or moves; the whole tree is never walked.
 //!
 //! # Model
 //!
@@ -13,7 +13,7 @@
 //! `parent'(c)` = the update node listing `c`, else the old parent if that
 //! parent is not in the update, else *detached*. From that:
 //!
-//! | Rule (`Rule::as_str`) | Rejects | Hazards |
+//! | Rule (`Rule::as_str`) | Rejects | Hazards (docs/hazards.md) |
 //! |---|---|---|
 //! | `subtree-unsupported` | `tree_id != TreeId::ROOT`, or a node with a `tree_id` property. Newton has one tree per surface; grafts are refused. | S2, S8–S13 |
 //! | `missing-tree-info` | the first update of a surface (or of a [`prepare_full_tree`](crate::app::prepare_full_tree)) without `tree` | S1 |
@@ -34,7 +34,7 @@
 //!
 //! A `characterIndex` past the end of a run is accepted: the consumer clamps it.
 //!
-//! **H1 — not preventable here (found by fuzzing, not in the notes).** In
+//! **H1 — not preventable here (found by fuzzing; docs/hazards.md).** In
 //! `accesskit_consumer` 0.39.2, `Position::to_line_index` and the paragraph
 //! walks built on `backward_to_line_start` (`backward_to_paragraph_start`)
 //! never return when an *empty* `textRun` that starts a line is followed by

@@ -1,5 +1,6 @@
 //! One test per validation rule: the bad commit is rejected with exactly
 //! that rule, the replica is unchanged, and a good commit still applies.
+//! The hazard ids in comments (S4, C1, R9, …) are defined in docs/hazards.md.
 
 mod common;
 

@@ -216,9 +216,8 @@ pub fn query_everything(state: &TreeState) {
                 let _ = anchor.to_global_usv_index();
                 let _ = anchor.to_global_utf16_index();
                 // Not `to_line_index`: it never returns when an empty run is
-                // followed by a run in another container (hazard H1 in
-                // newton_cache::validate), which the validator only rejects
-                // for sibling runs.
+                // followed by another run (hazard H1, docs/hazards.md),
+                // which the validator accepts.
             }
         }
         let mut up = node.parent();
