@@ -6,7 +6,8 @@
 //! questions of one text or table between two frames. The models live per
 //! application (the daemon keeps one [`DerivedModels`] beside each replica)
 //! and per surface, keyed by the surface generation and the node, so a call
-//! answered on any executor thread finds what another thread built. Each
+//! answered on the executor's thread finds what the heavy-call thread
+//! built, and the reverse. Each
 //! surface keeps at most [`TEXTS_KEPT`] text models and one grid, so memory
 //! is bounded by the surfaces and one surface never evicts another's. A frame applied
 //! to a surface makes its models stale (their generation is gone); the
