@@ -5,32 +5,40 @@
 //! is relative to the exposed parent's box (the window for a surface root).
 
 use crate::context::NodeCtx;
-use crate::coords::{screen_to_surface, surface_to_screen, to_xywh, CoordType};
+use crate::coords::{screen_to_surface, surface_to_screen, to_xywh};
 use crate::objects::{self, exposure_filter, Parent};
 use crate::paths::{self, ObjectRef};
 use crate::surface::{declare_interface, Acted};
+use crate::wire::CoordType;
 use crate::CallError;
 use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, ScrollHint, TreeId};
 use accesskit_consumer::NodeRef;
 
 declare_interface! {
     pub(crate) static COMPONENT = "org.a11y.atspi.Component", on node {
-        fn Contains(x: i32, y: i32, coord_type: u32) -> (contains: bool) = contains;
-        fn GetAccessibleAtPoint(x: i32, y: i32, coord_type: u32) -> (object: ObjectRef)
+        fn Contains(x: i32, y: i32, coord_type: u32 as CoordType) -> (contains: bool) = contains;
+        fn GetAccessibleAtPoint(x: i32, y: i32, coord_type: u32 as CoordType) -> (object: ObjectRef)
             = object_at_point;
-        fn GetExtents(coord_type: u32) -> (extents: (i32, i32, i32, i32)) = extents_in;
-        fn GetPosition(coord_type: u32) -> (x: i32, y: i32) = position;
+        fn GetExtents(coord_type: u32 as CoordType) -> (extents: (i32, i32, i32, i32))
+            = extents_in;
+        fn GetPosition(coord_type: u32 as CoordType) -> (x: i32, y: i32) = position;
         fn GetSize() -> (width: i32, height: i32) = size;
         fn GetLayer() -> (layer: u32) = layer;
         fn GetMDIZOrder() -> (order: i16) = mdi_z_order;
         fn GrabFocus() -> (success: bool) = grab_focus, acting;
         fn GetAlpha() -> (alpha: f64) = alpha;
-        fn SetExtents(x: i32, y: i32, width: i32, height: i32, coord_type: u32) -> (success: bool)
-            = set_extents;
-        fn SetPosition(x: i32, y: i32, coord_type: u32) -> (success: bool) = set_position;
+        fn SetExtents(
+            x: i32,
+            y: i32,
+            width: i32,
+            height: i32,
+            coord_type: u32 as CoordType,
+        ) -> (success: bool) = set_extents;
+        fn SetPosition(x: i32, y: i32, coord_type: u32 as CoordType) -> (success: bool)
+            = set_position;
         fn SetSize(width: i32, height: i32) -> (success: bool) = set_size;
         fn ScrollTo(kind: u32) -> (success: bool) = scroll_to, acting;
-        fn ScrollToPoint(coord_type: u32, x: i32, y: i32) -> (success: bool)
+        fn ScrollToPoint(coord_type: u32 as CoordType, x: i32, y: i32) -> (success: bool)
             = scroll_to_point, acting;
         property version: u32 = crate::surface::interface_version;
     }
@@ -144,11 +152,11 @@ fn to_surface_point(ctx: &NodeCtx, x: i32, y: i32, coord: CoordType) -> Point {
     }
 }
 
-fn extents_in(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32, i32, i32), CallError> {
-    Ok(to_xywh(extents(ctx, CoordType::from_u32(coord)?)))
+fn extents_in(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32, i32, i32), CallError> {
+    Ok(to_xywh(extents(ctx, coord)))
 }
 
-fn position(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32), CallError> {
+fn position(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32), CallError> {
     let (x, y, _, _) = extents_in(ctx, coord)?;
     Ok((x, y))
 }
@@ -158,13 +166,18 @@ fn size(ctx: &NodeCtx) -> Result<(i32, i32), CallError> {
     Ok((w, h))
 }
 
-fn contains(ctx: &NodeCtx, x: i32, y: i32, coord: u32) -> Result<bool, CallError> {
-    let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
+fn contains(ctx: &NodeCtx, x: i32, y: i32, coord: CoordType) -> Result<bool, CallError> {
+    let point = to_surface_point(ctx, x, y, coord);
     Ok(surface_rect(ctx).contains(point))
 }
 
-fn object_at_point(ctx: &NodeCtx, x: i32, y: i32, coord: u32) -> Result<ObjectRef, CallError> {
-    let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
+fn object_at_point(
+    ctx: &NodeCtx,
+    x: i32,
+    y: i32,
+    coord: CoordType,
+) -> Result<ObjectRef, CallError> {
+    let point = to_surface_point(ctx, x, y, coord);
     Ok(accessible_at_point(ctx, point))
 }
 
@@ -189,8 +202,13 @@ fn scroll_to(ctx: &NodeCtx, kind: u32) -> Result<Acted<bool>, CallError> {
     ))
 }
 
-fn scroll_to_point(ctx: &NodeCtx, coord: u32, x: i32, y: i32) -> Result<Acted<bool>, CallError> {
-    let point = to_surface_point(ctx, x, y, CoordType::from_u32(coord)?);
+fn scroll_to_point(
+    ctx: &NodeCtx,
+    coord: CoordType,
+    x: i32,
+    y: i32,
+) -> Result<Acted<bool>, CallError> {
+    let point = to_surface_point(ctx, x, y, coord);
     let data = Some(ActionData::ScrollToPoint(point));
     Ok(Acted::with(true, request(ctx, Action::ScrollToPoint, data)))
 }
@@ -202,12 +220,12 @@ fn set_extents(
     _y: i32,
     _width: i32,
     _height: i32,
-    _coord: u32,
+    _coord: CoordType,
 ) -> Result<bool, CallError> {
     Ok(false)
 }
 
-fn set_position(_ctx: &NodeCtx, _x: i32, _y: i32, _coord: u32) -> Result<bool, CallError> {
+fn set_position(_ctx: &NodeCtx, _x: i32, _y: i32, _coord: CoordType) -> Result<bool, CallError> {
     Ok(false)
 }
 

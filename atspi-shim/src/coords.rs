@@ -1,32 +1,9 @@
 //! Coordinate conversion. Tree bounds are surface-relative; AT-SPI asks for
-//! SCREEN (Orca 43), WINDOW (Orca 51) or PARENT coordinates.
+//! SCREEN (Orca 43), WINDOW (Orca 51) or PARENT coordinates
+//! ([`crate::wire::CoordType`]).
 
 use accesskit::Rect;
 use newton_push_protocol::Geometry;
-
-use crate::CallError;
-
-/// AT-SPI `CoordType`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CoordType {
-    Screen,
-    Window,
-    Parent,
-}
-
-impl CoordType {
-    /// Parses the `u` argument; anything else is InvalidArgs.
-    pub fn from_u32(value: u32) -> Result<Self, CallError> {
-        match value {
-            0 => Ok(CoordType::Screen),
-            1 => Ok(CoordType::Window),
-            2 => Ok(CoordType::Parent),
-            other => Err(CallError::InvalidArgs(format!(
-                "coordinate type {other} is not one of SCREEN (0), WINDOW (1), PARENT (2)"
-            ))),
-        }
-    }
-}
 
 /// Converts a surface-relative rect to screen coordinates with the
 /// compositor's geometry for that surface.

@@ -38,9 +38,10 @@ use zvariant::{DynamicType, Structure, Value};
 use crate::cache::{self, CACHE_SIGNAL_INTERFACE};
 use crate::component::extents;
 use crate::context::{AppContext, NodeCtx};
-use crate::coords::{to_xywh, CoordType};
+use crate::coords::to_xywh;
 use crate::objects::{self, exposure_filter, is_exposed};
 use crate::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
+use crate::wire::CoordType;
 use crate::{accessible, relations, roles, states};
 
 /// Beyond this many added/removed nodes in one change set, per-node Cache

@@ -3,15 +3,17 @@
 use crate::accessible;
 use crate::component::extents;
 use crate::context::NodeCtx;
-use crate::coords::{to_xywh, CoordType};
+use crate::coords::to_xywh;
 use crate::surface::{declare_interface, Target};
+use crate::wire::CoordType;
 use crate::CallError;
 use accesskit::Role;
 
 declare_interface! {
     pub(crate) static IMAGE = "org.a11y.atspi.Image", on node {
-        fn GetImageExtents(coord_type: u32) -> (extents: (i32, i32, i32, i32)) = image_extents;
-        fn GetImagePosition(coord_type: u32) -> (x: i32, y: i32) = image_position;
+        fn GetImageExtents(coord_type: u32 as CoordType) -> (extents: (i32, i32, i32, i32))
+            = image_extents;
+        fn GetImagePosition(coord_type: u32 as CoordType) -> (x: i32, y: i32) = image_position;
         fn GetImageSize() -> (width: i32, height: i32) = image_size;
         property version: u32 = crate::surface::interface_version;
         property ImageDescription: String = image_description;
@@ -37,11 +39,11 @@ fn image_locale(ctx: &NodeCtx) -> Result<String, CallError> {
     accessible::locale_of(Target::Node(ctx))
 }
 
-fn image_extents(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32, i32, i32), CallError> {
-    Ok(to_xywh(extents(ctx, CoordType::from_u32(coord)?)))
+fn image_extents(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32, i32, i32), CallError> {
+    Ok(to_xywh(extents(ctx, coord)))
 }
 
-fn image_position(ctx: &NodeCtx, coord: u32) -> Result<(i32, i32), CallError> {
+fn image_position(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32), CallError> {
     let (x, y, _, _) = image_extents(ctx, coord)?;
     Ok((x, y))
 }

@@ -37,6 +37,7 @@ pub mod events;
 pub mod host;
 pub mod paths;
 pub mod reply;
+pub mod wire;
 
 mod accessible;
 mod action;

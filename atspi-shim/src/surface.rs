@@ -37,6 +37,12 @@
 //! the expected signature otherwise) and builds the reply within the message
 //! budget, so handlers are plain functions, tested without D-Bus messages.
 //!
+//! An argument AT-SPI sends as an integer naming one of a fixed set is
+//! declared with its wire type and the enumeration it decodes into,
+//! `coord_type: u32 as CoordType`: the signature is the wire type's, the
+//! handler takes the enumeration, and a number outside it is InvalidArgs
+//! naming the argument ([`crate::wire`]).
+//!
 //! Options after the receiver: `property names in any case` (Table: older
 //! definitions spell `nRows`), and `tested through (call_fn, get_fn)`, which
 //! generates test-only entry points taking the receiver itself, so tests of
@@ -279,7 +285,7 @@ macro_rules! declare_interface {
             $(, property names in $any_case:ident case)?
             $(, tested through ($test_call:ident, $test_get:ident))? {
             $(
-                fn $member:ident ( $($arg:ident : $arg_ty:ty),* $(,)? )
+                fn $member:ident ( $($arg:ident : $arg_ty:ty $(as $arg_enum:ty)?),* $(,)? )
                     -> ( $($out:ident : $out_ty:ty),* $(,)? )
                     = $handler:path $(, $marker:ident)? ;
             )*
@@ -305,7 +311,7 @@ macro_rules! declare_interface {
                     heavy: declare_interface!(@heavy $($marker)?),
                     call: |target, call| {
                         let receiver = declare_interface!(@receiver $receiver target);
-                        declare_interface!(@decode call [$($arg : $arg_ty),*]);
+                        declare_interface!(@decode call [$($arg : $arg_ty $(as $arg_enum)?),*]);
                         let answer: declare_interface!(@answer_type [$($marker)?] [$($out_ty),*])
                             = $handler(receiver $(, $arg)*)?;
                         declare_interface!(@answer call answer [$($out),*] [$($marker)?])
@@ -330,7 +336,8 @@ macro_rules! declare_interface {
 
         declare_interface!(@test_fns [$($test_call $test_get)?] $NAME $receiver {
             $(
-                fn $member($($arg: $arg_ty),*) -> ($($out: $out_ty),*) = $handler [$($marker)?];
+                fn $member($($arg: $arg_ty $(as $arg_enum)?),*) -> ($($out: $out_ty),*)
+                    = $handler [$($marker)?];
             )*
             $( property $prop: $prop_ty = $getter; )*
         });
@@ -339,8 +346,8 @@ macro_rules! declare_interface {
     (@test_fns [] $($rest:tt)*) => {};
     (@test_fns [$test_call:ident $test_get:ident] $NAME:ident $receiver:ident {
         $(
-            fn $member:ident($($arg:ident : $arg_ty:ty),*) -> ($($out:ident : $out_ty:ty),*)
-                = $handler:path [$($marker:ident)?];
+            fn $member:ident($($arg:ident : $arg_ty:ty $(as $arg_enum:ty)?),*)
+                -> ($($out:ident : $out_ty:ty),*) = $handler:path [$($marker:ident)?];
         )*
         $( property $prop:ident : $prop_ty:ty = $getter:path; )*
     }) => {
@@ -355,7 +362,7 @@ macro_rules! declare_interface {
         ) -> Result<$crate::Handled, $crate::CallError> {
             $(
                 if member == stringify!($member) {
-                    declare_interface!(@decode call [$($arg : $arg_ty),*]);
+                    declare_interface!(@decode call [$($arg : $arg_ty $(as $arg_enum)?),*]);
                     let answer: declare_interface!(@answer_type [$($marker)?] [$($out_ty),*])
                         = $handler(receiver $(, $arg)*)?;
                     return declare_interface!(@answer call answer [$($out),*] [$($marker)?]);
@@ -394,8 +401,14 @@ macro_rules! declare_interface {
     (@receiver_type text) => { $crate::text::TextOn<'_> };
 
     (@decode $call:ident []) => { $crate::reply::no_args($call)? };
-    (@decode $call:ident [$($arg:ident : $arg_ty:ty),+]) => {
+    // The body decodes as the wire types; an argument declared `WIRE as
+    // ENUM` then decodes into its enumeration, InvalidArgs naming it if its
+    // number is outside (`wire.rs`).
+    (@decode $call:ident [$($arg:ident : $arg_ty:ty $(as $arg_enum:ty)?),+]) => {
         let ($($arg,)+): ($($arg_ty,)+) = $crate::reply::args($call)?;
+        $($(
+            let $arg = <$arg_enum as $crate::wire::WireEnum>::decode($arg, stringify!($arg))?;
+        )?)+
     };
 
     (@answer $call:ident $answer:ident [$($out:ident),*] [$(heavy)?]) => {

@@ -31,9 +31,10 @@ declare_interface! {
         fn GetAttributes(offset: i32)
             -> (attributes: Attributes, start_offset: i32, end_offset: i32) = attributes;
         fn GetDefaultAttributes() -> (attributes: Attributes) = default_attributes;
-        fn GetCharacterExtents(offset: i32, coord_type: u32)
+        fn GetCharacterExtents(offset: i32, coord_type: u32 as CoordType)
             -> (x: i32, y: i32, width: i32, height: i32) = character_extents;
-        fn GetOffsetAtPoint(x: i32, y: i32, coord_type: u32) -> (offset: i32) = offset_at_point;
+        fn GetOffsetAtPoint(x: i32, y: i32, coord_type: u32 as CoordType) -> (offset: i32)
+            = offset_at_point;
         fn GetNSelections() -> (count: i32) = n_selections;
         fn GetSelection(selection_num: i32) -> (start_offset: i32, end_offset: i32) = selection;
         fn AddSelection(start_offset: i32, end_offset: i32) -> (success: bool)
@@ -41,14 +42,14 @@ declare_interface! {
         fn RemoveSelection(selection_num: i32) -> (success: bool) = remove_selection, acting;
         fn SetSelection(selection_num: i32, start_offset: i32, end_offset: i32)
             -> (success: bool) = set_selection, acting;
-        fn GetRangeExtents(start_offset: i32, end_offset: i32, coord_type: u32)
+        fn GetRangeExtents(start_offset: i32, end_offset: i32, coord_type: u32 as CoordType)
             -> (x: i32, y: i32, width: i32, height: i32) = range_extents;
         fn GetBoundedRanges(
             x: i32,
             y: i32,
             width: i32,
             height: i32,
-            coord_type: u32,
+            coord_type: u32 as CoordType,
             x_clip_type: u32,
             y_clip_type: u32,
         ) -> (ranges: Vec<(i32, i32, String, OwnedValue)>) = bounded_ranges;
@@ -60,7 +61,7 @@ declare_interface! {
         fn ScrollSubstringToPoint(
             start_offset: i32,
             end_offset: i32,
-            coord_type: u32,
+            coord_type: u32 as CoordType,
             x: i32,
             y: i32,
         ) -> (success: bool) = scroll_substring_to_point, acting;
@@ -296,23 +297,20 @@ fn default_attributes(on: TextOn) -> Result<Attributes, CallError> {
     Ok(attributes_of(&on.node, &on.node))
 }
 
-fn character_extents(on: TextOn, offset: i32, coord: u32) -> Result<Xywh, CallError> {
+fn character_extents(on: TextOn, offset: i32, coord: CoordType) -> Result<Xywh, CallError> {
     let model = model(on)?;
-    let coord = CoordType::from_u32(coord)?;
     let rect = model.character_rect(offset);
     Ok(rect.map_or((0, 0, 0, 0), |r| to_client(&on.env, &on.node, r, coord)))
 }
 
-fn range_extents(on: TextOn, start: i32, end: i32, coord: u32) -> Result<Xywh, CallError> {
+fn range_extents(on: TextOn, start: i32, end: i32, coord: CoordType) -> Result<Xywh, CallError> {
     let model = model(on)?;
-    let coord = CoordType::from_u32(coord)?;
     let rect = model.range_rect(start, end);
     Ok(rect.map_or((0, 0, 0, 0), |r| to_client(&on.env, &on.node, r, coord)))
 }
 
-fn offset_at_point(on: TextOn, x: i32, y: i32, coord: u32) -> Result<i32, CallError> {
+fn offset_at_point(on: TextOn, x: i32, y: i32, coord: CoordType) -> Result<i32, CallError> {
     let model = model(on)?;
-    let coord = CoordType::from_u32(coord)?;
     let point = from_client(&on.env, &on.node, x, y, coord);
     Ok(model.offset_at_point(point).map_or(-1, to_i32))
 }
@@ -326,7 +324,7 @@ fn bounded_ranges(
     _y: i32,
     _width: i32,
     _height: i32,
-    _coord: u32,
+    _coord: CoordType,
     _x_clip: u32,
     _y_clip: u32,
 ) -> Result<Vec<(i32, i32, String, OwnedValue)>, CallError> {
@@ -357,12 +355,11 @@ fn scroll_substring_to_point(
     on: TextOn,
     start: i32,
     end: i32,
-    coord: u32,
+    coord: CoordType,
     x: i32,
     y: i32,
 ) -> Result<Acted<bool>, CallError> {
     let model = model(on)?;
-    let coord = CoordType::from_u32(coord)?;
     let (sx, sy) = from_client(&on.env, &on.node, x, y, coord);
     let target = model.scroll_target(start, end, None);
     let action = target.map(|node| {

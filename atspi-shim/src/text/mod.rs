@@ -61,8 +61,9 @@ use newton_push_protocol::{Geometry, SurfaceId};
 use zvariant::OwnedValue;
 
 use crate::budgets::bounded_text;
-use crate::coords::{self, CoordType};
+use crate::coords;
 use crate::derived::ModelsAt;
+use crate::wire::CoordType;
 #[cfg(test)]
 use crate::Handled;
 use crate::{CallError, NodeCtx};

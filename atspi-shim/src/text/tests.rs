@@ -618,10 +618,14 @@ fn extents_convert_to_screen_and_window() {
         body::<Xywh>(&ask(n, "GetCharacterExtents", &(99, 0u32))),
         (0, 0, 0, 0)
     );
-    assert!(matches!(
-        ask_err(n, "GetCharacterExtents", &(1, 9u32)),
-        CallError::InvalidArgs(_)
-    ));
+    // Decoded by the declaration (`u32 as CoordType`), named as declared.
+    let error = ask_err(n, "GetCharacterExtents", &(1, 9u32));
+    assert_eq!(error.name(), "org.freedesktop.DBus.Error.InvalidArgs");
+    assert_eq!(
+        error.to_string(),
+        "invalid argument \u{201c}coord_type\u{201d}: 9 is outside the coordinate types 0..=2 \
+         (SCREEN 0, WINDOW 1, PARENT 2)"
+    );
     assert_eq!(
         body::<i32>(&ask(n, "GetOffsetAtPoint", &(125, 75, 0u32))),
         1
