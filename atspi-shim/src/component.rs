@@ -9,9 +9,9 @@ use crate::coords::{screen_to_surface, surface_to_screen, to_xywh};
 use crate::objects::{self, exposure_filter, Parent};
 use crate::paths::{self, ObjectRef};
 use crate::surface::{declare_interface, Acted};
-use crate::wire::CoordType;
+use crate::wire::{CoordType, ScrollType};
 use crate::CallError;
-use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, ScrollHint, TreeId};
+use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, TreeId};
 use accesskit_consumer::NodeRef;
 
 declare_interface! {
@@ -37,7 +37,7 @@ declare_interface! {
         fn SetPosition(x: i32, y: i32, coord_type: u32 as CoordType) -> (success: bool)
             = set_position;
         fn SetSize(width: i32, height: i32) -> (success: bool) = set_size;
-        fn ScrollTo(kind: u32) -> (success: bool) = scroll_to, acting;
+        fn ScrollTo(kind: u32 as ScrollType) -> (success: bool) = scroll_to, acting;
         fn ScrollToPoint(coord_type: u32 as CoordType, x: i32, y: i32) -> (success: bool)
             = scroll_to_point, acting;
         property version: u32 = crate::surface::interface_version;
@@ -193,9 +193,8 @@ fn grab_focus(ctx: &NodeCtx) -> Result<Acted<bool>, CallError> {
     Ok(Acted::with(true, request(ctx, Action::Focus, None)))
 }
 
-fn scroll_to(ctx: &NodeCtx, kind: u32) -> Result<Acted<bool>, CallError> {
-    let hint = scroll_hint(kind)?;
-    let data = hint.map(ActionData::ScrollHint);
+fn scroll_to(ctx: &NodeCtx, kind: ScrollType) -> Result<Acted<bool>, CallError> {
+    let data = kind.hint().map(ActionData::ScrollHint);
     Ok(Acted::with(
         true,
         request(ctx, Action::ScrollIntoView, data),
@@ -261,23 +260,5 @@ fn layer(ctx: &NodeCtx) -> Result<u32, CallError> {
     Ok(match ctx.node.role() {
         Role::Menu | Role::MenuListPopup | Role::Tooltip => LAYER_POPUP,
         _ => LAYER_WIDGET,
-    })
-}
-
-/// AT-SPI `ScrollType` → AccessKit hint (ANYWHERE = no hint).
-fn scroll_hint(kind: u32) -> Result<Option<ScrollHint>, CallError> {
-    Ok(match kind {
-        0 => Some(ScrollHint::TopLeft),
-        1 => Some(ScrollHint::BottomRight),
-        2 => Some(ScrollHint::TopEdge),
-        3 => Some(ScrollHint::BottomEdge),
-        4 => Some(ScrollHint::LeftEdge),
-        5 => Some(ScrollHint::RightEdge),
-        6 => None,
-        other => {
-            return Err(CallError::InvalidArgs(format!(
-                "scroll type {other} is not one of 0..=6"
-            )))
-        }
     })
 }

@@ -56,8 +56,8 @@ declare_interface! {
         fn GetAttributeRun(offset: i32, include_defaults: bool)
             -> (attributes: Attributes, start_offset: i32, end_offset: i32) = attribute_run;
         fn GetDefaultAttributeSet() -> (attributes: Attributes) = default_attributes;
-        fn ScrollSubstringTo(start_offset: i32, end_offset: i32, kind: u32) -> (success: bool)
-            = scroll_substring_to, acting;
+        fn ScrollSubstringTo(start_offset: i32, end_offset: i32, kind: u32 as ScrollType)
+            -> (success: bool) = scroll_substring_to, acting;
         fn ScrollSubstringToPoint(
             start_offset: i32,
             end_offset: i32,
@@ -336,10 +336,10 @@ fn scroll_substring_to(
     on: TextOn,
     start: i32,
     end: i32,
-    kind: u32,
+    kind: ScrollType,
 ) -> Result<Acted<bool>, CallError> {
     let model = model(on)?;
-    let hint = scroll_hint(kind)?;
+    let hint = kind.hint();
     let target = model.scroll_target(start, end, hint);
     let action = target.map(|node| {
         action_on(
@@ -419,23 +419,6 @@ pub(crate) fn action_on(node: &NodeRef, action: Action, data: Option<ActionData>
         target_node,
         data,
     }
-}
-
-pub(crate) fn scroll_hint(kind: u32) -> Result<Option<ScrollHint>, CallError> {
-    Ok(Some(match kind {
-        0 => ScrollHint::TopLeft,
-        1 => ScrollHint::BottomRight,
-        2 => ScrollHint::TopEdge,
-        3 => ScrollHint::BottomEdge,
-        4 => ScrollHint::LeftEdge,
-        5 => ScrollHint::RightEdge,
-        6 => return Ok(None),
-        other => {
-            return Err(CallError::InvalidArgs(format!(
-                "scroll type {other} is not one of TOP_LEFT (0) … ANYWHERE (6)"
-            )))
-        }
-    }))
 }
 
 pub(crate) fn to_i32(value: usize) -> i32 {

@@ -63,7 +63,7 @@ use zvariant::OwnedValue;
 use crate::budgets::bounded_text;
 use crate::coords;
 use crate::derived::ModelsAt;
-use crate::wire::CoordType;
+use crate::wire::{CoordType, ScrollType};
 #[cfg(test)]
 use crate::Handled;
 use crate::{CallError, NodeCtx};
