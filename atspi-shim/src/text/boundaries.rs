@@ -1,7 +1,7 @@
 //! Boundaries: the units of text an AT asks for (characters, words,
 //! sentences, lines, paragraphs) as cut points on the flattened text.
 
-use super::*;
+use crate::wire::{TextBoundaryType, TextGranularity};
 
 /// A unit of text an AT asks for: the boundary types of
 /// GetText{Before,At,After}Offset and the granularities of GetStringAtOffset.
@@ -17,42 +17,31 @@ pub(crate) enum Boundary {
     Paragraph,
 }
 
-impl Boundary {
-    /// AT-SPI `TextBoundaryType`.
-    pub(crate) fn from_boundary_type(value: u32) -> Result<Self, CallError> {
-        Ok(match value {
-            0 => Boundary::Char,
-            1 => Boundary::WordStart,
-            2 => Boundary::WordEnd,
-            3 => Boundary::SentenceStart,
-            4 => Boundary::SentenceEnd,
-            5 => Boundary::LineStart,
-            6 => Boundary::LineEnd,
-            other => {
-                return Err(CallError::InvalidArgs(format!(
-                    "boundary type {other} is not one of CHAR (0), WORD_START (1), WORD_END (2), \
-                     SENTENCE_START (3), SENTENCE_END (4), LINE_START (5), LINE_END (6)"
-                )))
-            }
-        })
+impl From<TextBoundaryType> for Boundary {
+    fn from(kind: TextBoundaryType) -> Self {
+        match kind {
+            TextBoundaryType::Char => Boundary::Char,
+            TextBoundaryType::WordStart => Boundary::WordStart,
+            TextBoundaryType::WordEnd => Boundary::WordEnd,
+            TextBoundaryType::SentenceStart => Boundary::SentenceStart,
+            TextBoundaryType::SentenceEnd => Boundary::SentenceEnd,
+            TextBoundaryType::LineStart => Boundary::LineStart,
+            TextBoundaryType::LineEnd => Boundary::LineEnd,
+        }
     }
+}
 
-    /// AT-SPI `TextGranularity`; each maps to the `_START` boundary, as
-    /// atk documents `get_string_at_offset`.
-    pub(crate) fn from_granularity(value: u32) -> Result<Self, CallError> {
-        Ok(match value {
-            0 => Boundary::Char,
-            1 => Boundary::WordStart,
-            2 => Boundary::SentenceStart,
-            3 => Boundary::LineStart,
-            4 => Boundary::Paragraph,
-            other => {
-                return Err(CallError::InvalidArgs(format!(
-                    "granularity {other} is not one of CHAR (0), WORD (1), SENTENCE (2), LINE (3), \
-                     PARAGRAPH (4)"
-                )))
-            }
-        })
+/// Each granularity is its `_START` boundary, as atk documents
+/// `get_string_at_offset`; PARAGRAPH has no boundary type of its own.
+impl From<TextGranularity> for Boundary {
+    fn from(granularity: TextGranularity) -> Self {
+        match granularity {
+            TextGranularity::Char => Boundary::Char,
+            TextGranularity::Word => Boundary::WordStart,
+            TextGranularity::Sentence => Boundary::SentenceStart,
+            TextGranularity::Line => Boundary::LineStart,
+            TextGranularity::Paragraph => Boundary::Paragraph,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::surface::{declare_interface, Acted};
+use crate::wire::{TextBoundaryType, TextGranularity};
 
 /// Text attributes (`a{ss}`), sorted by name.
 type Attributes = BTreeMap<String, String>;
@@ -15,15 +16,15 @@ pub(crate) const INTERFACE: &str = "org.a11y.atspi.Text";
 
 declare_interface! {
     pub(crate) static TEXT = INTERFACE, on text, tested through (handle_on, property_on) {
-        fn GetStringAtOffset(offset: i32, granularity: u32)
+        fn GetStringAtOffset(offset: i32, granularity: u32 as TextGranularity)
             -> (text: String, start_offset: i32, end_offset: i32) = string_at_offset;
         fn GetText(start_offset: i32, end_offset: i32) -> (text: String) = text;
         fn SetCaretOffset(offset: i32) -> (success: bool) = set_caret_offset, acting;
-        fn GetTextBeforeOffset(offset: i32, kind: u32)
+        fn GetTextBeforeOffset(offset: i32, kind: u32 as TextBoundaryType)
             -> (text: String, start_offset: i32, end_offset: i32) = text_before_offset;
-        fn GetTextAtOffset(offset: i32, kind: u32)
+        fn GetTextAtOffset(offset: i32, kind: u32 as TextBoundaryType)
             -> (text: String, start_offset: i32, end_offset: i32) = text_at_offset;
-        fn GetTextAfterOffset(offset: i32, kind: u32)
+        fn GetTextAfterOffset(offset: i32, kind: u32 as TextBoundaryType)
             -> (text: String, start_offset: i32, end_offset: i32) = text_after_offset;
         fn GetCharacterAtOffset(offset: i32) -> (character: i32) = character_at_offset;
         fn GetAttributeValue(offset: i32, attribute_name: String) -> (value: String)
@@ -182,30 +183,29 @@ fn text(on: TextOn, start: i32, end: i32) -> Result<String, CallError> {
     Ok(bounded_text(model(on)?.get_text(start, end)))
 }
 
-fn text_unit(on: TextOn, offset: i32, kind: u32, which: Which) -> Result<Unit, CallError> {
-    let model = model(on)?;
-    let boundary = Boundary::from_boundary_type(kind)?;
-    let (unit, start, end) = model.unit(offset, boundary, which);
+fn text_unit(on: TextOn, offset: i32, boundary: Boundary, which: Which) -> Result<Unit, CallError> {
+    let (unit, start, end) = model(on)?.unit(offset, boundary, which);
     Ok((bounded_text(unit), start, end))
 }
 
-fn text_before_offset(on: TextOn, offset: i32, kind: u32) -> Result<Unit, CallError> {
-    text_unit(on, offset, kind, Which::Before)
+fn text_before_offset(on: TextOn, offset: i32, kind: TextBoundaryType) -> Result<Unit, CallError> {
+    text_unit(on, offset, kind.into(), Which::Before)
 }
 
-fn text_at_offset(on: TextOn, offset: i32, kind: u32) -> Result<Unit, CallError> {
-    text_unit(on, offset, kind, Which::At)
+fn text_at_offset(on: TextOn, offset: i32, kind: TextBoundaryType) -> Result<Unit, CallError> {
+    text_unit(on, offset, kind.into(), Which::At)
 }
 
-fn text_after_offset(on: TextOn, offset: i32, kind: u32) -> Result<Unit, CallError> {
-    text_unit(on, offset, kind, Which::After)
+fn text_after_offset(on: TextOn, offset: i32, kind: TextBoundaryType) -> Result<Unit, CallError> {
+    text_unit(on, offset, kind.into(), Which::After)
 }
 
-fn string_at_offset(on: TextOn, offset: i32, granularity: u32) -> Result<Unit, CallError> {
-    let model = model(on)?;
-    let boundary = Boundary::from_granularity(granularity)?;
-    let (unit, start, end) = model.unit(offset, boundary, Which::At);
-    Ok((bounded_text(unit), start, end))
+fn string_at_offset(
+    on: TextOn,
+    offset: i32,
+    granularity: TextGranularity,
+) -> Result<Unit, CallError> {
+    text_unit(on, offset, granularity.into(), Which::At)
 }
 
 /// The code point at `offset`, 0 outside the text.
