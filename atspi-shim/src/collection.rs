@@ -7,15 +7,18 @@
 //! insensitive, `action(click)` also requires an action named "click") and
 //! match type, invert. Match types: ALL 1, ANY 2, NONE 3, EMPTY 4 (the
 //! object has none of that kind); INVALID 0 matches only when the criterion
-//! is empty. Attribute values may list alternatives separated by `:` (`\:`
-//! is a literal colon); names and values compare case-insensitively.
+//! is empty; any other number is InvalidArgs. Attribute values may list
+//! alternatives separated by `:` (`\:` is a literal colon); names and values
+//! compare case-insensitively.
 //! For roles, ALL with several roles can never match (an object has one
 //! role), as in atk-bridge.
 //!
 //! Traversal: canonical pre-order of the exposed tree below the collection
 //! object, never the object itself; `traverse == false` looks at children
-//! only. `count` 0 = unlimited. Sort orders: CANONICAL and FLOW/TAB (treated
-//! as canonical), REVERSE_CANONICAL (results reversed after the limit).
+//! only. `count` 0 = unlimited. Sort orders: REVERSE_CANONICAL (results
+//! reversed after the limit); every other one (INVALID, CANONICAL, FLOW,
+//! TAB, REVERSE_FLOW, REVERSE_TAB) is answered canonically; a number past
+//! REVERSE_TAB (6) is InvalidArgs, as is a tree traversal type past INORDER.
 //! GetMatchesFrom: RESTRICT_CHILDREN = descendants of `current`;
 //! RESTRICT_SIBLING = `current`'s descendants then its following siblings
 //! with their subtrees; INORDER = everything after `current` in canonical
@@ -33,17 +36,18 @@ use crate::context::NodeCtx;
 use crate::objects::{self, exposed_children};
 use crate::paths::{self, ObjectAddress, ObjectRef};
 use crate::surface::declare_interface;
+use crate::wire::{MatchType, SortOrder, TreeTraversalType, WireEnum};
 use crate::{accessible, action, dispatch, roles, states, CallError};
 
 declare_interface! {
     pub(crate) static COLLECTION = "org.a11y.atspi.Collection", on node {
-        fn GetMatches(rule: WireRule, sortby: u32, count: i32, traverse: bool)
+        fn GetMatches(rule: WireRule, sortby: u32 as SortOrder, count: i32, traverse: bool)
             -> (matches: Vec<ObjectRef>) = get_matches, heavy;
         fn GetMatchesTo(
             current_object: OwnedObjectPath,
             rule: WireRule,
-            sortby: u32,
-            tree: u32,
+            sortby: u32 as SortOrder,
+            tree: u32 as TreeTraversalType,
             limit_scope: bool,
             count: i32,
             traverse: bool,
@@ -51,8 +55,8 @@ declare_interface! {
         fn GetMatchesFrom(
             current_object: OwnedObjectPath,
             rule: WireRule,
-            sortby: u32,
-            tree: u32,
+            sortby: u32 as SortOrder,
+            tree: u32 as TreeTraversalType,
             count: i32,
             traverse: bool,
         ) -> (matches: Vec<ObjectRef>) = get_matches_from, heavy;
@@ -60,18 +64,6 @@ declare_interface! {
         property version: u32 = crate::surface::interface_version;
     }
 }
-
-const MATCH_INVALID: i32 = 0;
-const MATCH_ALL: i32 = 1;
-const MATCH_ANY: i32 = 2;
-const MATCH_NONE: i32 = 3;
-const MATCH_EMPTY: i32 = 4;
-
-const SORT_REVERSE_CANONICAL: u32 = 4;
-
-const TREE_RESTRICT_CHILDREN: u32 = 0;
-const TREE_RESTRICT_SIBLING: u32 = 1;
-const TREE_INORDER: u32 = 2;
 
 /// The wire form of a match rule.
 type WireRule = (
@@ -94,7 +86,7 @@ pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
 fn get_matches(
     ctx: &NodeCtx,
     rule: WireRule,
-    sort: u32,
+    sort: SortOrder,
     count: i32,
     traverse: bool,
 ) -> Result<Vec<ObjectRef>, CallError> {
@@ -108,14 +100,14 @@ fn get_matches_from(
     ctx: &NodeCtx,
     current: OwnedObjectPath,
     rule: WireRule,
-    sort: u32,
-    tree: u32,
+    sort: SortOrder,
+    tree: TreeTraversalType,
     count: i32,
     traverse: bool,
 ) -> Result<Vec<ObjectRef>, CallError> {
     let rule = Rule::parse(rule)?;
     let current = current_node(ctx, current.as_str())?;
-    let found = matches_from(ctx, &rule, current, tree, limit(count), traverse)?;
+    let found = matches_from(ctx, &rule, current, tree, limit(count), traverse);
     Ok(finish(ctx, found, sort))
 }
 
@@ -124,15 +116,15 @@ fn get_matches_to(
     ctx: &NodeCtx,
     current: OwnedObjectPath,
     rule: WireRule,
-    sort: u32,
-    tree: u32,
+    sort: SortOrder,
+    tree: TreeTraversalType,
     limit_scope: bool,
     count: i32,
     traverse: bool,
 ) -> Result<Vec<ObjectRef>, CallError> {
     let rule = Rule::parse(rule)?;
     let current = current_node(ctx, current.as_str())?;
-    let mut found = matches_to(ctx, &rule, current, tree, limit_scope, traverse)?;
+    let mut found = matches_to(ctx, &rule, current, tree, limit_scope, traverse);
     // Nearest first (atk-bridge's CANONICAL answer here), keeping the
     // `count` nearest; REVERSE_CANONICAL gives them farthest first.
     found.reverse();
@@ -159,9 +151,12 @@ fn limit(count: i32) -> Option<usize> {
     }))
 }
 
-fn finish(ctx: &NodeCtx, found: Vec<NodeRef>, sort: u32) -> Vec<ObjectRef> {
+/// The matches as references, in `sort` order: only REVERSE_CANONICAL
+/// reverses them; every other order is answered canonically (see the module
+/// doc).
+fn finish(ctx: &NodeCtx, found: Vec<NodeRef>, sort: SortOrder) -> Vec<ObjectRef> {
     let mut refs: Vec<ObjectRef> = found.iter().map(|n| ctx.ref_to(n)).collect();
-    if sort == SORT_REVERSE_CANONICAL {
+    if sort == SortOrder::ReverseCanonical {
         refs.reverse();
     }
     refs
@@ -218,22 +213,22 @@ fn matches_from<'a>(
     ctx: &NodeCtx<'a>,
     rule: &Rule,
     current: NodeRef<'a>,
-    tree: u32,
+    tree: TreeTraversalType,
     max: Option<usize>,
     traverse: bool,
-) -> Result<Vec<NodeRef<'a>>, CallError> {
+) -> Vec<NodeRef<'a>> {
     let mut found = Vec::new();
     match tree {
-        TREE_RESTRICT_CHILDREN => {
+        TreeTraversalType::RestrictChildren => {
             collect_descendants(rule, ctx, &current, traverse, max, &mut found)
         }
-        TREE_RESTRICT_SIBLING => {
+        TreeTraversalType::RestrictSibling => {
             collect_descendants(rule, ctx, &current, traverse, max, &mut found);
             for sibling in following_siblings(&current) {
                 push_subtree(rule, ctx, sibling, traverse, max, &mut found);
             }
         }
-        TREE_INORDER => {
+        TreeTraversalType::Inorder => {
             collect_descendants(rule, ctx, &current, true, max, &mut found);
             let mut node = current;
             while node.id() != ctx.node.id() {
@@ -246,9 +241,8 @@ fn matches_from<'a>(
                 }
             }
         }
-        other => return Err(tree_error(other)),
     }
-    Ok(found)
+    found
 }
 
 /// Everything before `current` in canonical order, within the scope.
@@ -256,19 +250,16 @@ fn matches_to<'a>(
     ctx: &NodeCtx<'a>,
     rule: &Rule,
     current: NodeRef<'a>,
-    tree: u32,
+    tree: TreeTraversalType,
     limit_scope: bool,
     traverse: bool,
-) -> Result<Vec<NodeRef<'a>>, CallError> {
-    if tree > TREE_INORDER {
-        return Err(tree_error(tree));
-    }
-    let scope = match (tree, limit_scope, current.parent()) {
-        (TREE_RESTRICT_CHILDREN | TREE_RESTRICT_SIBLING, true, Some(parent))
-            if current.id() != ctx.node.id() =>
-        {
-            parent
-        }
+) -> Vec<NodeRef<'a>> {
+    let restricted = matches!(
+        tree,
+        TreeTraversalType::RestrictChildren | TreeTraversalType::RestrictSibling
+    );
+    let scope = match (restricted, limit_scope, current.parent()) {
+        (true, true, Some(parent)) if current.id() != ctx.node.id() => parent,
         _ => ctx.node,
     };
     let mut found = Vec::new();
@@ -280,11 +271,11 @@ fn matches_to<'a>(
         if rule.matches(ctx, &node) {
             found.push(node);
         }
-        if traverse || tree == TREE_INORDER {
+        if traverse || tree == TreeTraversalType::Inorder {
             stack.extend(exposed_children(&node).rev());
         }
     }
-    Ok(found)
+    found
 }
 
 fn push_subtree<'a>(
@@ -312,22 +303,16 @@ fn following_siblings<'a>(node: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
         .collect()
 }
 
-fn tree_error(tree: u32) -> CallError {
-    CallError::InvalidArgs(format!(
-        "tree type {tree} is not RESTRICT_CHILDREN (0), RESTRICT_SIBLING (1) or INORDER (2)"
-    ))
-}
-
 /// A parsed match rule.
 struct Rule {
     states: u64,
-    states_match: i32,
+    states_match: MatchType,
     attributes: Vec<(String, Vec<String>)>,
-    attributes_match: i32,
+    attributes_match: MatchType,
     roles: Vec<u32>,
-    roles_match: i32,
+    roles_match: MatchType,
     interfaces: Vec<InterfaceCriterion>,
-    interfaces_match: i32,
+    interfaces_match: MatchType,
     invert: bool,
 }
 
@@ -350,18 +335,11 @@ impl Rule {
             interfaces_match,
             invert,
         ) = wire;
-        for kind in [
-            states_match,
-            attributes_match,
-            roles_match,
-            interfaces_match,
-        ] {
-            if !(MATCH_INVALID..=MATCH_EMPTY).contains(&kind) {
-                return Err(CallError::InvalidArgs(format!(
-                    "match type {kind} is not one of 0..=4"
-                )));
-            }
-        }
+        // In the rule's order, so the first invalid one is the one named.
+        let states_match = MatchType::decode(states_match, "rule.states_match")?;
+        let attributes_match = MatchType::decode(attributes_match, "rule.attributes_match")?;
+        let roles_match = MatchType::decode(roles_match, "rule.roles_match")?;
+        let interfaces_match = MatchType::decode(interfaces_match, "rule.interfaces_match")?;
         let states = bits(&states)
             .filter(|bit| *bit < 64)
             .fold(0u64, |acc, bit| acc | (1 << bit));
@@ -399,11 +377,11 @@ impl Rule {
         }
         let have = states::state_set(ctx).bits();
         match self.states_match {
-            MATCH_ALL => have & self.states == self.states,
-            MATCH_ANY => have & self.states != 0,
-            MATCH_NONE => have & self.states == 0,
-            MATCH_EMPTY => have == 0,
-            _ => false,
+            MatchType::All => have & self.states == self.states,
+            MatchType::Any => have & self.states != 0,
+            MatchType::None => have & self.states == 0,
+            MatchType::Empty => have == 0,
+            MatchType::Invalid => false,
         }
     }
 
@@ -413,10 +391,10 @@ impl Rule {
         }
         let role = roles::atspi_role(&ctx.node) as u32;
         match self.roles_match {
-            MATCH_ALL => self.roles.len() == 1 && self.roles.first() == Some(&role),
-            MATCH_ANY => self.roles.contains(&role),
-            MATCH_NONE => !self.roles.contains(&role),
-            _ => false,
+            MatchType::All => self.roles.len() == 1 && self.roles.first() == Some(&role),
+            MatchType::Any => self.roles.contains(&role),
+            MatchType::None => !self.roles.contains(&role),
+            MatchType::Empty | MatchType::Invalid => false,
         }
     }
 
@@ -442,10 +420,10 @@ impl Rule {
                     .is_none_or(|wanted| action_names.contains(wanted))
         };
         match self.interfaces_match {
-            MATCH_ALL => self.interfaces.iter().all(satisfied),
-            MATCH_ANY => self.interfaces.iter().any(satisfied),
-            MATCH_NONE => !self.interfaces.iter().any(satisfied),
-            _ => false,
+            MatchType::All => self.interfaces.iter().all(satisfied),
+            MatchType::Any => self.interfaces.iter().any(satisfied),
+            MatchType::None => !self.interfaces.iter().any(satisfied),
+            MatchType::Empty | MatchType::Invalid => false,
         }
     }
 
@@ -462,11 +440,11 @@ impl Rule {
                 .is_some_and(|value| values.iter().any(|wanted| wanted == value))
         };
         match self.attributes_match {
-            MATCH_ALL => self.attributes.iter().all(satisfied),
-            MATCH_ANY => self.attributes.iter().any(satisfied),
-            MATCH_NONE => !self.attributes.iter().any(satisfied),
-            MATCH_EMPTY => have.is_empty(),
-            _ => false,
+            MatchType::All => self.attributes.iter().all(satisfied),
+            MatchType::Any => self.attributes.iter().any(satisfied),
+            MatchType::None => !self.attributes.iter().any(satisfied),
+            MatchType::Empty => have.is_empty(),
+            MatchType::Invalid => false,
         }
     }
 }

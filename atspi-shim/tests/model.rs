@@ -449,6 +449,61 @@ fn collection_finds_by_role_attribute_interface_and_state() {
     assert_eq!(name, "org.freedesktop.DBus.Error.InvalidArgs");
 }
 
+/// Sort order, tree traversal type and the rule's match types decode into
+/// their enumerations (`wire.rs`): a number outside one is InvalidArgs naming
+/// the argument; every number inside answers as before.
+#[test]
+fn collection_enumerations_out_of_range_are_invalid_args_naming_the_argument() {
+    let h = form();
+    let collection = "org.a11y.atspi.Collection";
+    let window = node(1);
+    let invalid_args = |(name, message): (String, String), argument: &str| {
+        assert_eq!(name, "org.freedesktop.DBus.Error.InvalidArgs", "{message}");
+        let named = format!("invalid argument \u{201c}{argument}\u{201d}: ");
+        assert!(message.starts_with(&named), "{message}");
+    };
+    let any = || rule(&[], &[], &[]);
+    invalid_args(
+        h.err(
+            &window,
+            collection,
+            "GetMatches",
+            &(any(), 7u32, 0i32, true),
+        ),
+        "sortby",
+    );
+    let mut bad_match = any();
+    bad_match.5 = 5; // roles' match type
+    invalid_args(
+        h.err(
+            &window,
+            collection,
+            "GetMatches",
+            &(bad_match, 1u32, 0i32, true),
+        ),
+        "rule.roles_match",
+    );
+    let path = zvariant::ObjectPath::try_from(node(10)).expect("path");
+    let from = (path.clone(), any(), 1u32, 3u32, 0i32, true);
+    invalid_args(h.err(&window, collection, "GetMatchesFrom", &from), "tree");
+    let to = (path, any(), 1u32, 3u32, false, 0i32, true);
+    invalid_args(h.err(&window, collection, "GetMatchesTo", &to), "tree");
+    // Every sort order in range answers; only REVERSE_CANONICAL (4) reverses.
+    for sort in 0..=6u32 {
+        let found: Vec<Ref> = h.ok(
+            &window,
+            collection,
+            "GetMatches",
+            &(any(), sort, 0i32, true),
+        );
+        let mut expected = [10, 11, 12, 14].map(node_ref).to_vec();
+        if sort == 4 {
+            expected.reverse();
+        }
+        assert_eq!(found, expected, "sort order {sort}");
+    }
+}
+
 /// Grid (2): header row (3) [Name (10), Size (11)]; row group (4) [row (5)
 /// [a (12), 1 (13)], row (6, selected) [wide cell (14) spanning 2 columns]].
 fn grid() -> Harness {
