@@ -9,7 +9,7 @@ use crate::coords::{screen_to_surface, surface_to_screen, to_xywh};
 use crate::objects::{self, exposure_filter, Parent};
 use crate::paths::{self, ObjectRef};
 use crate::surface::{declare_interface, Acted};
-use crate::wire::{CoordType, ScrollType};
+use crate::wire::{CoordType, Layer, ScrollType};
 use crate::CallError;
 use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, TreeId};
 use accesskit_consumer::NodeRef;
@@ -43,11 +43,6 @@ declare_interface! {
         property version: u32 = crate::surface::interface_version;
     }
 }
-
-/// AT-SPI layers.
-const LAYER_WIDGET: u32 = 3;
-const LAYER_POPUP: u32 = 5;
-const LAYER_WINDOW: u32 = 7;
 
 /// Every exposed object is a Component, as GTK and atk-bridge make every
 /// object one: Orca's flat review (`isOnScreen`) and hit testing descend only
@@ -254,11 +249,16 @@ fn accessible_at_point(ctx: &NodeCtx, point: Point) -> ObjectRef {
 }
 
 fn layer(ctx: &NodeCtx) -> Result<u32, CallError> {
-    if ctx.node.is_root() {
-        return Ok(LAYER_WINDOW);
+    Ok(layer_of(&ctx.node).wire())
+}
+
+/// A surface root is a window; menus and tooltips pop up over the widgets.
+fn layer_of(node: &NodeRef) -> Layer {
+    if node.is_root() {
+        return Layer::Window;
     }
-    Ok(match ctx.node.role() {
-        Role::Menu | Role::MenuListPopup | Role::Tooltip => LAYER_POPUP,
-        _ => LAYER_WIDGET,
-    })
+    match node.role() {
+        Role::Menu | Role::MenuListPopup | Role::Tooltip => Layer::Popup,
+        _ => Layer::Widget,
+    }
 }
