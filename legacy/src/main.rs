@@ -3,8 +3,10 @@
 //! accesskit_unix 0.24.1 — the way an AccessKit application speaks AT-SPI
 //! directly — so CI can compare that "legacy" tree with the bridged one.
 //!
-//! Stdout protocol (for tests): `applied SERIAL` once each commit is visible
-//! on the bus, `ready` once after the first, `idle` when a non-stepped run
+//! Stdout protocol (for tests): `connected` with `--connect-first` once the
+//! application is on the desktop without a window (then `start` on stdin
+//! goes on), `applied SERIAL` once each commit is visible on the bus, `ready`
+//! once after the first, `idle` when a non-stepped run
 //! has applied what it was asked to; in `--step` mode every command line on
 //! stdin gets exactly one reply line (`applied SERIAL`, `rejected SERIAL:
 //! reason`, `end` or `error: …`). A commit the bridge's validator rejects
@@ -49,6 +51,15 @@ struct Args {
     /// accesskit_unix would on its own.
     #[arg(long, conflicts_with = "app_name")]
     keep_exe_name: bool,
+    /// Register with the desktop first (accesskit_unix connects to the
+    /// accessibility bus, still without a window), say `connected`, and wait
+    /// for a `start` line on stdin before the first commit. A screen reader
+    /// started in between meets an application whose connection is already
+    /// serving: accesskit_unix's object server starts listening for method
+    /// calls only after the registry announced the application, and a call
+    /// arriving in between is never answered (libatspi then waits up to 15 s).
+    #[arg(long, requires = "step")]
+    connect_first: bool,
 }
 
 fn main() -> ExitCode {
@@ -91,6 +102,11 @@ fn run(args: Args) -> Result<(), String> {
         }
     }
     let mut player = Player::new(book);
+    if args.connect_first {
+        player.app.settle()?;
+        say("connected");
+        wait_for_start()?;
+    }
     player.apply_and_say()?;
     if !player.app.has_surfaces() {
         return Err("the first commit was rejected, so there is no tree to expose".into());
@@ -123,6 +139,19 @@ fn check_session_bus() -> Result<(), String> {
              accessibility bus through the session bus)"
                 .into(),
         )
+    }
+}
+
+/// Waits for the `start` line that `--connect-first` asks for.
+fn wait_for_start() -> Result<(), String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| format!("read the start line on stdin: {e}"))?;
+    match line.trim() {
+        "start" => Ok(()),
+        other => Err(format!("expected `start` on stdin, got {other:?}")),
     }
 }
 

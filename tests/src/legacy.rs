@@ -36,15 +36,45 @@ impl LegacyReference {
     /// Starts the reference in `session`; it applies the recording's first commit at once and
     /// says `ready`.
     pub fn start(session: &TestSession, recording: &Path) -> Result<LegacyReference> {
+        let mut legacy = Self::spawn(session, recording, false)?;
+        legacy.expect_line("ready")?;
+        Ok(legacy)
+    }
+
+    /// Starts the reference in `session` with `--connect-first`: it registers with the desktop
+    /// (no window yet) and waits for [`LegacyReference::begin`]. Started before the screen
+    /// reader, it meets the reader with a connection that already serves calls (the legacy
+    /// binary's `--connect-first` says why).
+    pub fn connect(session: &TestSession, recording: &Path) -> Result<LegacyReference> {
+        let mut legacy = Self::spawn(session, recording, true)?;
+        legacy.expect_line("connected")?;
+        Ok(legacy)
+    }
+
+    /// Applies the first commit of a reference started with [`LegacyReference::connect`].
+    pub fn begin(&mut self) -> Result<()> {
+        writeln!(self.stdin, "start")
+            .and_then(|()| self.stdin.flush())
+            .map_err(HarnessError::io("write to the legacy reference".to_owned()))?;
+        self.expect_line("ready")
+    }
+
+    fn spawn(
+        session: &TestSession,
+        recording: &Path,
+        connect_first: bool,
+    ) -> Result<LegacyReference> {
         let stderr_path = session.dir().join("logs").join("legacy.err");
         let stderr = File::create(&stderr_path).map_err(HarnessError::io(format!(
             "create {}",
             stderr_path.display()
         )))?;
         let mut cmd = session.command(legacy_binary()?);
-        cmd.arg(recording)
-            .arg("--step")
-            .stdin(Stdio::piped())
+        cmd.arg(recording).arg("--step");
+        if connect_first {
+            cmd.arg("--connect-first");
+        }
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr);
         let mut child = cmd
@@ -68,14 +98,12 @@ impl LegacyReference {
                 }
             }
         });
-        let mut legacy = LegacyReference {
+        Ok(LegacyReference {
             child,
             stdin,
             lines,
             stderr_path,
-        };
-        legacy.expect_line("ready")?;
-        Ok(legacy)
+        })
     }
 
     pub fn pid(&self) -> u32 {
