@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One Orca pass from a Debian root: the Orca tests again under the root's Orca (with the root's
-# libatspi) and the release bridge the package ships.
+# One Orca pass from a Debian root: the Orca tests again under the root's Orca and at-spi2-core
+# (launcher, registry, libatspi) with the release bridge the package ships.
 #
 #   scripts/orca-pass.sh NAME ROOT [READY_FILE RELEASE_PID]
 #
@@ -25,10 +25,8 @@ if [[ -n "$ready" ]]; then
   echo "[$name] the release binary was ready after $((SECONDS - start)) s"
 fi
 
-# The sessions keep the host's launcher and registry (2.46): under Debian 13's 2.56 registry the
-# legacy side's first application went unanswered by accesskit_unix (docs/compat.md, "Orca 51.1
-# and at-spi2-core 2.62"), which is not traced yet.
-export NEWTON_ORCA_ROOT="$PWD/$root"
+# The root's launcher and registry too (NEWTON_ATSPI_ROOT): its whole at-spi2-core.
+export NEWTON_ORCA_ROOT="$PWD/$root" NEWTON_ATSPI_ROOT="$PWD/$root"
 export NEWTON_BRIDGE_BIN="$PWD/target/release/newton-atspi-bridge"
 # Tags this pass's lines in the test summary, which the pass under the host's Orca writes too.
 export NEWTON_SUMMARY_PASS="$name"

@@ -164,7 +164,7 @@ echo "[orca51] demo --no-orca inside the root: the application shown to an AT" |
 
 wait_for_root orca48
 
-# The Orca 48.1 pass (scripts/orca-pass.sh: Debian 13's Orca 48.1 and libatspi 2.56, and the
+# The Orca 48.1 pass (scripts/orca-pass.sh: Debian 13's Orca 48.1 and at-spi2-core 2.56, and the
 # release bridge the package ships) runs beside the workspace's tests, from the moment the
 # release checks have built that binary: each Orca runs in a PID namespace of its own, so Orca
 # 43.1's tests and 48.1's overlap, and the minutes both spend waiting on Orca are spent once.

@@ -387,10 +387,15 @@ impl OrcaVersion {
         }
     }
 
-    /// Directory suffix for per-version reference lists: `""` for Orca 43 (the original lists),
-    /// `"orca48"` for Orca 48.
+    /// Directory for per-version reference lists: none for Orca 43 (the original lists),
+    /// `"orca48"` for Orca 48 to 50, `"orca51"` from Orca 51 on (it words windows, roles and
+    /// sentence ends differently: docs/compat.md "Orca 51.1").
     pub fn golden_dir(&self) -> Option<&'static str> {
-        (self.major() >= 48).then_some("orca48")
+        match self.major() {
+            0..=47 => None,
+            48..=50 => Some("orca48"),
+            _ => Some("orca51"),
+        }
     }
 }
 
@@ -529,7 +534,7 @@ fn orca_lock_name() -> String {
 /// The root whose at-spi2-core (the a11y bus launcher and the registry) the sessions run
 /// (`NEWTON_ATSPI_ROOT`, absolute or relative to the workspace), or `None` for the host's. Apart
 /// from `NEWTON_ORCA_ROOT`, so that an Orca can be heard against another platform's registry;
-/// CI's 2.62 step sets it alone; its Orca 48.1 pass keeps the host's (docs/compat.md).
+/// CI's Orca 48.1 pass sets both to Debian 13's root; its 2.62 step sets this one alone.
 pub fn atspi_root() -> Option<PathBuf> {
     std::env::var_os("NEWTON_ATSPI_ROOT")
         .filter(|v| !v.is_empty())
@@ -671,6 +676,11 @@ mod tests {
         };
         assert!(!old.reads_keys_from_x());
         assert_eq!(old.golden_dir(), None);
+        let next = super::OrcaVersion {
+            package: "51.1-1".into(),
+        };
+        assert!(next.reads_keys_from_x());
+        assert_eq!(next.golden_dir(), Some("orca51"));
     }
 
     #[test]
