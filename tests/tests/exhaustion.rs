@@ -513,22 +513,11 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
     let mut app = RawSender::connect(&socket, "P2P app");
     app.show_window(1, "P2P window", "Peer", 3);
     let client = Client::connect(&a11y_address(&session));
-    let bus = client.app_bus("P2P app");
-    let address: String = client
-        .call(
-            &calls::application::GET_APPLICATION_BUS_ADDRESS,
-            &bus,
-            ROOT,
-            &(),
-        )
-        .expect("the app offers a peer-to-peer address");
-    let path = address
-        .strip_prefix("unix:path=")
-        .expect("a unix:path address");
+    let path = p2p_path(&client, "P2P app");
     // Two stalled clients: one byte of a handshake each, then silence.
     let mut stalled: Vec<UnixStream> = (0..2)
         .map(|_| {
-            let mut stream = UnixStream::connect(path).expect("connect to the P2P socket");
+            let mut stream = UnixStream::connect(&path).expect("connect to the P2P socket");
             stream.write_all(b"\0").expect("one byte");
             stream
         })
@@ -537,7 +526,7 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
 
     // A zbus client: handshake and a call over peer-to-peer.
     let direct = async_io::block_on(async {
-        let stream = UnixStream::connect(path)?;
+        let stream = UnixStream::connect(&path)?;
         let conn = zbus::connection::Builder::async_io_unix_stream(stream)
             .p2p()
             .build()
