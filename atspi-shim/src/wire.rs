@@ -42,6 +42,30 @@ pub trait WireEnum: Copy + 'static {
     }
 }
 
+/// Declares an enumeration AT-SPI sends as an integer: the Rust enum and its
+/// [`WireEnum`] table (each variant with its AT-SPI name, in wire order) in
+/// one place, so a value cannot be added to one and not the other.
+macro_rules! wire_enum {
+    (
+        $(#[$doc:meta])*
+        $name:ident: $wire:ty, $plural:literal {
+            $($(#[$variant_doc:meta])* $variant:ident = $atspi_name:literal,)+
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$variant_doc])* $variant,)+
+        }
+
+        impl WireEnum for $name {
+            type Wire = $wire;
+            const KIND_PLURAL: &'static str = $plural;
+            const VALUES: &'static [(Self, &'static str)] = &[$(($name::$variant, $atspi_name),)+];
+        }
+    };
+}
+
 /// The one wording for a value outside its enumeration.
 fn invalid<T: WireEnum>(argument: &str, number: i64) -> CallError {
     let names: Vec<String> = (T::VALUES.iter().enumerate())
@@ -55,50 +79,28 @@ fn invalid<T: WireEnum>(argument: &str, number: i64) -> CallError {
     ))
 }
 
-/// AT-SPI `CoordType`: what a point or box a client sends or asks for is
-/// relative to (Orca 43 asks SCREEN, Orca 51 WINDOW).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CoordType {
-    Screen,
-    Window,
-    Parent,
+wire_enum! {
+    /// AT-SPI `CoordType`: what a point or box a client sends or asks for is
+    /// relative to (Orca 43 asks SCREEN, Orca 51 WINDOW).
+    CoordType: u32, "coordinate types" {
+        Screen = "SCREEN",
+        Window = "WINDOW",
+        Parent = "PARENT",
+    }
 }
 
-impl WireEnum for CoordType {
-    type Wire = u32;
-    const KIND_PLURAL: &'static str = "coordinate types";
-    const VALUES: &'static [(Self, &'static str)] = &[
-        (CoordType::Screen, "SCREEN"),
-        (CoordType::Window, "WINDOW"),
-        (CoordType::Parent, "PARENT"),
-    ];
-}
-
-/// AT-SPI `ScrollType`: where `ScrollTo` / `ScrollSubstringTo` should bring
-/// the object or text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScrollType {
-    TopLeft,
-    BottomRight,
-    TopEdge,
-    BottomEdge,
-    LeftEdge,
-    RightEdge,
-    Anywhere,
-}
-
-impl WireEnum for ScrollType {
-    type Wire = u32;
-    const KIND_PLURAL: &'static str = "scroll types";
-    const VALUES: &'static [(Self, &'static str)] = &[
-        (ScrollType::TopLeft, "TOP_LEFT"),
-        (ScrollType::BottomRight, "BOTTOM_RIGHT"),
-        (ScrollType::TopEdge, "TOP_EDGE"),
-        (ScrollType::BottomEdge, "BOTTOM_EDGE"),
-        (ScrollType::LeftEdge, "LEFT_EDGE"),
-        (ScrollType::RightEdge, "RIGHT_EDGE"),
-        (ScrollType::Anywhere, "ANYWHERE"),
-    ];
+wire_enum! {
+    /// AT-SPI `ScrollType`: where `ScrollTo` / `ScrollSubstringTo` should bring
+    /// the object or text.
+    ScrollType: u32, "scroll types" {
+        TopLeft = "TOP_LEFT",
+        BottomRight = "BOTTOM_RIGHT",
+        TopEdge = "TOP_EDGE",
+        BottomEdge = "BOTTOM_EDGE",
+        LeftEdge = "LEFT_EDGE",
+        RightEdge = "RIGHT_EDGE",
+        Anywhere = "ANYWHERE",
+    }
 }
 
 impl ScrollType {
@@ -117,122 +119,65 @@ impl ScrollType {
     }
 }
 
-/// AT-SPI `TextBoundaryType`, the unit of `GetText{Before,At,After}Offset`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TextBoundaryType {
-    Char,
-    WordStart,
-    WordEnd,
-    SentenceStart,
-    SentenceEnd,
-    LineStart,
-    LineEnd,
+wire_enum! {
+    /// AT-SPI `TextBoundaryType`, the unit of `GetText{Before,At,After}Offset`.
+    TextBoundaryType: u32, "text boundary types" {
+        Char = "CHAR",
+        WordStart = "WORD_START",
+        WordEnd = "WORD_END",
+        SentenceStart = "SENTENCE_START",
+        SentenceEnd = "SENTENCE_END",
+        LineStart = "LINE_START",
+        LineEnd = "LINE_END",
+    }
 }
 
-impl WireEnum for TextBoundaryType {
-    type Wire = u32;
-    const KIND_PLURAL: &'static str = "text boundary types";
-    const VALUES: &'static [(Self, &'static str)] = &[
-        (TextBoundaryType::Char, "CHAR"),
-        (TextBoundaryType::WordStart, "WORD_START"),
-        (TextBoundaryType::WordEnd, "WORD_END"),
-        (TextBoundaryType::SentenceStart, "SENTENCE_START"),
-        (TextBoundaryType::SentenceEnd, "SENTENCE_END"),
-        (TextBoundaryType::LineStart, "LINE_START"),
-        (TextBoundaryType::LineEnd, "LINE_END"),
-    ];
+wire_enum! {
+    /// AT-SPI `TextGranularity`, the unit of `GetStringAtOffset`.
+    TextGranularity: u32, "text granularities" {
+        Char = "CHAR",
+        Word = "WORD",
+        Sentence = "SENTENCE",
+        Line = "LINE",
+        Paragraph = "PARAGRAPH",
+    }
 }
 
-/// AT-SPI `TextGranularity`, the unit of `GetStringAtOffset`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TextGranularity {
-    Char,
-    Word,
-    Sentence,
-    Line,
-    Paragraph,
+wire_enum! {
+    /// AT-SPI `CollectionMatchType`: how a match rule's states, attributes,
+    /// roles or interfaces must match. Sent inside the rule, as `i`.
+    MatchType: i32, "match types" {
+        /// Matches only when the criterion is empty.
+        Invalid = "INVALID",
+        All = "ALL",
+        Any = "ANY",
+        None = "NONE",
+        /// The object has none of that kind.
+        Empty = "EMPTY",
+    }
 }
 
-impl WireEnum for TextGranularity {
-    type Wire = u32;
-    const KIND_PLURAL: &'static str = "text granularities";
-    const VALUES: &'static [(Self, &'static str)] = &[
-        (TextGranularity::Char, "CHAR"),
-        (TextGranularity::Word, "WORD"),
-        (TextGranularity::Sentence, "SENTENCE"),
-        (TextGranularity::Line, "LINE"),
-        (TextGranularity::Paragraph, "PARAGRAPH"),
-    ];
+wire_enum! {
+    /// AT-SPI `CollectionSortOrder` of Collection's `GetMatches*`.
+    SortOrder: u32, "sort orders" {
+        Invalid = "INVALID",
+        Canonical = "CANONICAL",
+        Flow = "FLOW",
+        Tab = "TAB",
+        ReverseCanonical = "REVERSE_CANONICAL",
+        ReverseFlow = "REVERSE_FLOW",
+        ReverseTab = "REVERSE_TAB",
+    }
 }
 
-/// AT-SPI `CollectionMatchType`: how a match rule's states, attributes,
-/// roles or interfaces must match. Sent inside the rule, as `i`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MatchType {
-    /// Matches only when the criterion is empty.
-    Invalid,
-    All,
-    Any,
-    None,
-    /// The object has none of that kind.
-    Empty,
-}
-
-impl WireEnum for MatchType {
-    type Wire = i32;
-    const KIND_PLURAL: &'static str = "match types";
-    const VALUES: &'static [(Self, &'static str)] = &[
-        (MatchType::Invalid, "INVALID"),
-        (MatchType::All, "ALL"),
-        (MatchType::Any, "ANY"),
-        (MatchType::None, "NONE"),
-        (MatchType::Empty, "EMPTY"),
-    ];
-}
-
-/// AT-SPI `CollectionSortOrder` of Collection's `GetMatches*`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortOrder {
-    Invalid,
-    Canonical,
-    Flow,
-    Tab,
-    ReverseCanonical,
-    ReverseFlow,
-    ReverseTab,
-}
-
-impl WireEnum for SortOrder {
-    type Wire = u32;
-    const KIND_PLURAL: &'static str = "sort orders";
-    const VALUES: &'static [(Self, &'static str)] = &[
-        (SortOrder::Invalid, "INVALID"),
-        (SortOrder::Canonical, "CANONICAL"),
-        (SortOrder::Flow, "FLOW"),
-        (SortOrder::Tab, "TAB"),
-        (SortOrder::ReverseCanonical, "REVERSE_CANONICAL"),
-        (SortOrder::ReverseFlow, "REVERSE_FLOW"),
-        (SortOrder::ReverseTab, "REVERSE_TAB"),
-    ];
-}
-
-/// AT-SPI `CollectionTreeTraversalType`: which part of the tree
-/// `GetMatchesFrom` / `GetMatchesTo` search around the current object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TreeTraversalType {
-    RestrictChildren,
-    RestrictSibling,
-    Inorder,
-}
-
-impl WireEnum for TreeTraversalType {
-    type Wire = u32;
-    const KIND_PLURAL: &'static str = "tree traversal types";
-    const VALUES: &'static [(Self, &'static str)] = &[
-        (TreeTraversalType::RestrictChildren, "RESTRICT_CHILDREN"),
-        (TreeTraversalType::RestrictSibling, "RESTRICT_SIBLING"),
-        (TreeTraversalType::Inorder, "INORDER"),
-    ];
+wire_enum! {
+    /// AT-SPI `CollectionTreeTraversalType`: which part of the tree
+    /// `GetMatchesFrom` / `GetMatchesTo` search around the current object.
+    TreeTraversalType: u32, "tree traversal types" {
+        RestrictChildren = "RESTRICT_CHILDREN",
+        RestrictSibling = "RESTRICT_SIBLING",
+        Inorder = "INORDER",
+    }
 }
 
 /// AT-SPI `ComponentLayer`, answered by `Component.GetLayer` (the bridge
