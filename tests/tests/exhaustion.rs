@@ -510,10 +510,7 @@ fn the_bridge_raises_its_soft_descriptor_limit_to_the_hard_limit() {
 fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
     let mut session = start_session();
     let (_bridge, socket) = start_bridge_with_nofile(&mut session, None, &[]);
-    let mut app = RawSender::connect(&socket, "P2P app");
-    app.show_window(1, "P2P window", "Peer", 3);
-    let client = Client::connect(&a11y_address(&session));
-    let path = p2p_path(&client, "P2P app");
+    let (app, _client, path) = show_p2p_app(&session, &socket);
     // Two stalled clients: one byte of a handshake each, then silence.
     let mut stalled: Vec<UnixStream> = (0..2)
         .map(|_| {
@@ -590,6 +587,16 @@ fn a_stalled_peer_to_peer_client_does_not_hide_the_application() {
 const HONEST_CLIENTS: usize = 20;
 /// Stalled handshakes the attacker keeps open (the bridge's old per-application handshake cap).
 const STALLED: usize = 8;
+
+/// A sender showing one window as "P2P app", an a11y-bus client, and the application's
+/// peer-to-peer socket; the sender must stay alive for the application to stay.
+fn show_p2p_app(session: &TestSession, socket: &Path) -> (RawSender, Client, PathBuf) {
+    let mut app = RawSender::connect(socket, "P2P app");
+    app.show_window(1, "P2P window", "Peer", 3);
+    let client = Client::connect(&a11y_address(session));
+    let path = p2p_path(&client, "P2P app");
+    (app, client, path)
+}
 
 /// The application's peer-to-peer socket, as libatspi learns it.
 fn p2p_path(client: &Client, app: &str) -> PathBuf {
@@ -669,10 +676,7 @@ fn honest_peer_to_peer_clients_are_served_while_an_attacker_holds_stalled_handsh
     use std::sync::Arc;
     let mut session = start_session();
     let (_bridge, socket) = start_bridge_with_nofile(&mut session, None, &[]);
-    let mut app = RawSender::connect(&socket, "P2P app");
-    app.show_window(1, "P2P window", "Peer", 3);
-    let client = Client::connect(&a11y_address(&session));
-    let path = p2p_path(&client, "P2P app");
+    let (app, _client, path) = show_p2p_app(&session, &socket);
     let log_start = log_len(&session);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -830,10 +834,7 @@ fn peer_to_peer_connections_are_capped_below_the_descriptor_limit() {
             });
         }
     });
-    let mut app = RawSender::connect(&socket, "P2P app");
-    app.show_window(1, "P2P window", "Peer", 3);
-    let client = Client::connect(&a11y_address(&session));
-    let path = p2p_path(&client, "P2P app");
+    let (app, client, path) = show_p2p_app(&session, &socket);
     let log_start = log_len(&session);
 
     let (mut held, mut refused, mut unanswered) = (Vec::new(), 0, 0);
