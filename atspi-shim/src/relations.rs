@@ -67,6 +67,22 @@ const KINDS: &[RelationKind] = &[
 ];
 
 /// The relation set `a(ua(so))`.
+/// Cost estimate of `GetRelationSet` (`heavy over`, `surface.rs`): the
+/// targets it may list, forward and reverse, counted without resolving them.
+pub(crate) fn targets_work(target: crate::surface::Target) -> usize {
+    let crate::surface::Target::Node(ctx) = target else {
+        return 0;
+    };
+    let node = ctx.node.data();
+    let forward = node.labelled_by().len()
+        + node.controls().len()
+        + node.described_by().len()
+        + node.details().len()
+        + node.flow_to().len()
+        + 3;
+    forward + ctx.surface.referrers(ctx.node.locate().0).len()
+}
+
 pub(crate) fn relation_set(ctx: &NodeCtx) -> Vec<Relation> {
     let mut relations = Vec::new();
     for kind in KINDS {

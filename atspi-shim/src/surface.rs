@@ -29,7 +29,12 @@
 //! routed to the sender). `heavy` marks a method whose cost grows with the
 //! tree ([`Method::heavy`]): the bridge answers it on its heavy-call thread,
 //! whether or not the call names the interface. A method carries at most
-//! one marker. Getters return `Result<T, CallError>` of the
+//! one marker. `heavy over ESTIMATE` (after `acting` too: `acting over
+//! ESTIMATE`; on a property, `, heavy over ESTIMATE` last) marks a member
+//! whose cost grows with what `ESTIMATE` counts for the call's object (its
+//! children, its relation targets, its tree): heavy only where the estimate
+//! is over [`crate::dispatch::INLINE_WORK`]
+//! ([`crate::dispatch::is_heavy_here`]). Getters return `Result<T, CallError>` of the
 //! property's type; `writable SETTER` makes a property writable, and
 //! `Properties.Set` calls the setter with the receiver and the value, which
 //! returns what the write asks of the bridge ([`Written`]); every other
@@ -143,8 +148,16 @@ pub struct Method {
     /// that answers every other call. Found for a call by
     /// [`crate::dispatch::declared_method`], with or without an interface field.
     pub heavy: bool,
+    /// Declared `heavy over ESTIMATE`: the work a call does on its object,
+    /// in objects visited or listed, estimated in O(1) from the replica.
+    pub(crate) estimate: Option<Estimate>,
     pub(crate) call: CallFn,
 }
+
+/// A declared cost estimate: about how many objects a call visits or lists
+/// on `target` (its children, its relation targets, its tree), without
+/// doing the work.
+pub(crate) type Estimate = for<'t, 'a> fn(Target<'t, 'a>) -> usize;
 
 /// One declared property.
 pub struct Property {
@@ -153,6 +166,8 @@ pub struct Property {
     /// Declared `writable SETTER`: `Properties.Set` calls the setter;
     /// introspection says `readwrite`.
     pub writable: bool,
+    /// Declared `heavy over ESTIMATE`, as for a method.
+    pub(crate) estimate: Option<Estimate>,
     pub(crate) get: GetFn,
     pub(crate) set: Option<SetFn>,
 }
@@ -287,10 +302,11 @@ macro_rules! declare_interface {
             $(
                 fn $member:ident ( $($arg:ident : $arg_ty:ty $(as $arg_enum:ty)?),* $(,)? )
                     -> ( $($out:ident : $out_ty:ty),* $(,)? )
-                    = $handler:path $(, $marker:ident)? ;
+                    = $handler:path $(, $marker:ident $(over $estimate:path)?)? ;
             )*
             $(
-                property $prop:ident : $prop_ty:ty = $getter:path $(, writable $setter:path)? ;
+                property $prop:ident : $prop_ty:ty = $getter:path $(, writable $setter:path)?
+                    $(, heavy over $prop_estimate:path)? ;
             )*
         }
     ) => {
@@ -308,7 +324,8 @@ macro_rules! declare_interface {
                         name: stringify!($out),
                         signature: <$out_ty as zvariant::Type>::SIGNATURE,
                     }),*],
-                    heavy: declare_interface!(@heavy $($marker)?),
+                    heavy: declare_interface!(@heavy $($marker $(over $estimate)?)?),
+                    estimate: declare_interface!(@estimate $($(over $estimate)?)?),
                     call: |target, call| {
                         let receiver = declare_interface!(@receiver $receiver target);
                         declare_interface!(@decode call [$($arg : $arg_ty $(as $arg_enum)?),*]);
@@ -323,6 +340,7 @@ macro_rules! declare_interface {
                     name: stringify!($prop),
                     signature: <$prop_ty as zvariant::Type>::SIGNATURE,
                     writable: declare_interface!(@writable $($setter)?),
+                    estimate: declare_interface!(@estimate $(over $prop_estimate)?),
                     get: |target| {
                         let receiver = declare_interface!(@receiver $receiver target);
                         let value: $prop_ty = $getter(receiver)?;
@@ -445,6 +463,11 @@ macro_rules! declare_interface {
     (@heavy) => { false };
     (@heavy heavy) => { true };
     (@heavy acting) => { false };
+    // `heavy over ESTIMATE`, `acting over ESTIMATE`: heavy where the estimate says.
+    (@heavy $marker:ident over $estimate:path) => { false };
+
+    (@estimate) => { None };
+    (@estimate over $estimate:path) => { Some($estimate) };
 
     // `writable SETTER`: Properties.Set calls the setter with the receiver.
     (@writable) => { false };
