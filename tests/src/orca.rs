@@ -60,12 +60,23 @@ pub struct OrcaSpeech {
     /// its words reach the log only in these lines, not as ordinary speech.
     pub say_all: Vec<String>,
     pub debug_file: PathBuf,
+    /// Whether this Orca ends an object's presentation with a full stop ("OK button."): every
+    /// Orca before 51 ([`OrcaVersion::ends_presentations_with_full_stop`]).
+    pub full_stops: bool,
 }
 
 impl OrcaSpeech {
-    /// True if some utterance equals `text` exactly.
+    /// True if some utterance is `text` as this Orca words it ([`OrcaSpeech::is`]).
     pub fn said(&self, text: &str) -> bool {
-        self.utterances.iter().any(|u| u == text)
+        self.utterances.iter().any(|u| self.is(u, text))
+    }
+
+    /// True if the utterance `said` is `want` as this Orca words it: exactly, or, under an Orca
+    /// that ends an object's presentation without a full stop (51 and later), `want` without
+    /// its final full stop. Expectations are written as Orca 43.1 and 48.1 say them ("OK
+    /// button."); messages keep their full stop under 51 too ("Screen reader on.").
+    pub fn is(&self, said: &str, want: &str) -> bool {
+        said == want || (!self.full_stops && want.strip_suffix('.') == Some(said))
     }
     /// True if some utterance contains `text`.
     pub fn said_containing(&self, text: &str) -> bool {
@@ -275,6 +286,7 @@ impl Orca {
             utterances: extract_speech(&text),
             say_all: extract_say_all(&text),
             debug_file: self.debug_file.clone(),
+            full_stops: OrcaVersion::current()?.ends_presentations_with_full_stop(),
         })
     }
 }
@@ -384,6 +396,25 @@ impl OrcaVersion {
             "button"
         } else {
             "push button"
+        }
+    }
+
+    /// Orca 51 speaks an object's presentation without the full stop earlier Orcas end it with
+    /// ("OK button" for "OK button."): its speech generator puts no pause after the last item
+    /// (docs/compat.md "Orca 51.1"). Messages keep theirs ("Screen reader on.").
+    pub fn ends_presentations_with_full_stop(&self) -> bool {
+        self.major() < 51
+    }
+
+    /// How this Orca presents a window that becomes active: "Demo frame." under 43.1, "Demo
+    /// frame" under 48.1 (no full stop after a window's role), "Demo" from 51 on (it does not
+    /// speak the role of an ancestor of the object about to be presented,
+    /// `_should_speak_role`).
+    pub fn window(&self, name: &str) -> String {
+        match self.major() {
+            0..=47 => format!("{name} frame."),
+            48..=50 => format!("{name} frame"),
+            _ => name.to_owned(),
         }
     }
 
