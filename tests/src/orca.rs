@@ -291,16 +291,25 @@ impl Orca {
     }
 }
 
-/// The text of each `WEB SAY ALL CONTENT: N. [object] 'text' (start-end)` line, trimmed. Orca
+/// The text of each `WEB SAY ALL CONTENT: N. [object] 'text' (start-end)` line (Orca 43.1 to
+/// 50) or `SAY ALL PRESENTER: CONTENT:` line (Orca 51), trimmed. Orca
 /// 43.1 writes the object as `[role | name]`, 48.1 as `[role: 'name']` and pads the text and
 /// the offsets with spaces; the text is what lies between the quote after the object and the
 /// last quote before the offsets.
 fn extract_say_all(log: &str) -> Vec<String> {
-    const MARK: &str = "WEB SAY ALL CONTENT: ";
+    // Orca 51 moved Say All out of the web script into say_all_presenter.py, whose line for
+    // each piece of content is `SAY ALL PRESENTER: CONTENT: N . [object] 'text' (start - end)`.
+    const MARKS: [&str; 2] = ["WEB SAY ALL CONTENT: ", "SAY ALL PRESENTER: CONTENT: "];
     log.lines()
         .filter_map(|line| {
-            let content = &line[line.find(MARK)? + MARK.len()..];
-            let text_start = content.find("] '")? + 3;
+            let content = MARKS
+                .iter()
+                .find_map(|mark| Some(&line[line.find(mark)? + mark.len()..]))?;
+            // Orca 51 joins the object and the quote without a space.
+            let text_start = match content.find("] '") {
+                Some(at) => at + 3,
+                None => content.find("]'")? + 2,
+            };
             let text_end = content.rfind("' (")?;
             let text = content.get(text_start..text_end)?;
             Some(text.trim().to_owned())
@@ -677,6 +686,11 @@ mod tests {
                    04:25:50.18 - WEB SAY ALL CONTENT: 0. [heading: 'Sign up'] ' Sign up ' ( 0 - 7)\n\
                    04:25:50.19 - WEB SAY ALL CONTENT: 2. [paragraph] ' first. ' ( 10 - 17)\n";
         assert_eq!(extract_say_all(log), ["AccessKit", "Sign up", "first."]);
+        // Orca 51.1 (say_all_presenter.py, joined by debug.py's `_join_tokens`).
+        let log = "SAY ALL PRESENTER: CONTENT: 0. [link: 'AccessKit']'AccessKit' (0 - 9)\n\
+                   SAY ALL PRESENTER: Speaking (contents): [link: 'AccessKit']'link' (0 - 9)\n\
+                   SAY ALL PRESENTER: CONTENT: 2. [paragraph: '']' first. ' (10 - 17)\n";
+        assert_eq!(extract_say_all(log), ["AccessKit", "first."]);
     }
     use super::{extract_say_all, extract_speech};
 
