@@ -4,11 +4,11 @@
 #
 #   scripts/orca-pass.sh NAME ROOT [READY_FILE RELEASE_PID]
 #
-# NAME labels the pass in the test summary (orca48). With READY_FILE, it first waits until that
+# NAME labels the pass in the test summary (orca48, orca51). With READY_FILE, it first waits until that
 # file exists: scripts/release-checks.sh writes it once target/release/newton-atspi-bridge is
 # built from vendor/, so the pass can start while the workspace's tests still run (each Orca
 # lives in a PID namespace of its own and takes its own version's lock: tests/src/orca.rs). It
-# gives up if RELEASE_PID ends first. Which tests run and why: tests/README.md "Orca 48".
+# gives up if RELEASE_PID ends first. Which tests run and why: tests/README.md "Orca 48 and 51".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,12 +8,12 @@
 #   NEWTON_E2E_SKIP_ORCA=1  skip (loudly) the Orca tests; NEWTON_E2E_KEEP=1 keeps session dirs.
 #   Under CI (CI set) NEWTON_E2E_SKIP_ORCA and NEWTON_UPDATE_GOLDENS are refused.
 #   The test summary (skips, reruns, stale-binary warnings, allow-list counts) is printed last.
-#   The Orca tests run twice, side by side: host Orca 43.1 in the workspace's tests, and Orca 48.1
-#   (scripts/orca-pass.sh) from a Debian 13 root built by scripts/orca-root.sh trixie into
-#   target/orca48-root (fresh under CI, built beside the lint and build steps); its time and
-#   every step's wall time are in the summary. A Debian unstable root
-#   (target/orca51-root: at-spi2-core 2.62, Orca 51.1, lintian 2.143) is built beside it: the demo
-#   runs inside it and its lintian checks the .deb.
+#   The Orca tests run three times, side by side: host Orca 43.1 in the workspace's tests, Orca
+#   48.1 (scripts/orca-pass.sh) from a Debian 13 root built by scripts/orca-root.sh trixie into
+#   target/orca48-root, and Orca 51.1 from a Debian unstable root (target/orca51-root: at-spi2-core
+#   2.62, lintian 2.143), both fresh under CI and built beside the lint and build steps; each
+#   pass's time and every step's wall time are in the summary. The demo also runs inside the
+#   unstable root, and its lintian checks the .deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,10 +67,10 @@ print_summary() {
     kill -- "-${root_pid[$name]}" 2>/dev/null || true
     echo "[$name] root build stopped: an earlier step failed" >> "$NEWTON_TEST_SUMMARY"
   done
-  if [[ -n "${orca48_pid:-}" ]]; then
-    kill -- "-$orca48_pid" 2>/dev/null || true
-    echo "[orca48] the Orca 48.1 pass was stopped: an earlier step failed (its log: ${orca48_log:-})" >> "$NEWTON_TEST_SUMMARY"
-  fi
+  for name in "${!pass_pid[@]}"; do
+    kill -- "-${pass_pid[$name]}" 2>/dev/null || true
+    echo "[$name] the Orca pass was stopped: an earlier step failed (its log: target/$name-pass.log)" >> "$NEWTON_TEST_SUMMARY"
+  done
   if [[ -n "${release_pid:-}" ]]; then
     kill -- "-$release_pid" 2>/dev/null || true
     echo "[release checks] stopped: an earlier step failed (their log: ${release_log:-})" >> "$NEWTON_TEST_SUMMARY"
@@ -91,7 +91,7 @@ fi
 # are used: nothing timing-sensitive runs beside them. trixie holds Orca 48.1 and at-spi2-core
 # 2.56 (the second Orca pass); sid holds Orca 51.1 and at-spi2-core 2.62 (the demo, the
 # harness's private sessions and the package's lintian on Debian unstable).
-declare -A root_pid=() root_started=() root_seconds=()
+declare -A root_pid=() root_started=() root_seconds=() pass_pid=() pass_start=()
 root_fresh=()
 [[ -n "${CI:-}" && "${CI}" != "false" ]] && root_fresh=(--fresh)
 start_root() { # NAME SUITE
@@ -164,20 +164,36 @@ echo "[orca51] demo --no-orca inside the root: the application shown to an AT" |
 
 wait_for_root orca48
 
-# The Orca 48.1 pass (scripts/orca-pass.sh: Debian 13's Orca 48.1 and at-spi2-core 2.56, and the
-# release bridge the package ships) runs beside the workspace's tests, from the moment the
-# release checks have built that binary: each Orca runs in a PID namespace of its own, so Orca
-# 43.1's tests and 48.1's overlap, and the minutes both spend waiting on Orca are spent once.
-# Its log is printed when it is awaited, below.
-orca48_log="$PWD/target/orca48-pass.log"
-orca48_pid=""
-orca48_start=$SECONDS
-if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
-  echo "[orca48] NEWTON_E2E_SKIP_ORCA=1: the Orca 48.1 pass was SKIPPED (root not built)" | tee -a "$NEWTON_TEST_SUMMARY"
-else
-  setsid scripts/orca-pass.sh orca48 target/orca48-root "$release_ready" "$release_pid" > "$orca48_log" 2>&1 &
-  orca48_pid=$!
-fi
+# The Orca 48.1 and 51.1 passes (scripts/orca-pass.sh: each root's Orca and at-spi2-core, and the
+# release bridge the package ships) run beside the workspace's tests, from the moment the release
+# checks have built that binary: each Orca runs in a PID namespace of its own and takes its own
+# version's lock, so Orca 43.1's tests, 48.1's and 51.1's overlap, and the minutes all three
+# spend waiting on Orca are spent once. Each log is printed when its pass is awaited, below.
+start_orca_pass() { # NAME DESCRIPTION
+  if [[ "${NEWTON_E2E_SKIP_ORCA:-}" == "1" ]]; then
+    echo "[$1] NEWTON_E2E_SKIP_ORCA=1: the $2 pass was SKIPPED" | tee -a "$NEWTON_TEST_SUMMARY"
+    return 0
+  fi
+  pass_start[$1]=$SECONDS
+  setsid scripts/orca-pass.sh "$1" "target/$1-root" "$release_ready" "$release_pid" > "$PWD/target/$1-pass.log" 2>&1 &
+  pass_pid[$1]=$!
+}
+await_orca_pass() { # NAME DESCRIPTION
+  local pid=${pass_pid[$1]:-} status=0
+  [[ -z "$pid" ]] && return 0
+  unset "pass_pid[$1]"
+  wait "$pid" || status=$?
+  cat "target/$1-pass.log"
+  if [[ $status -ne 0 ]]; then
+    echo "test.sh: the $2 pass failed (its output is above, and in target/$1-pass.log)" >&2
+    echo "[$1] the $2 pass FAILED after $((SECONDS - pass_start[$1])) s (its log: target/$1-pass.log)" >> "$NEWTON_TEST_SUMMARY"
+    return 1
+  fi
+  echo "[$1] $(cat "target/$1-root/.newton-orca-root-ready"): root ready after ${root_seconds[$1]:-0} s (beside the build), pass done $((SECONDS - pass_start[$1])) s after it was started beside the workspace's tests" \
+    | tee -a "$NEWTON_TEST_SUMMARY"
+}
+start_orca_pass orca48 "Orca 48.1"
+start_orca_pass orca51 "Orca 51.1"
 
 step "cargo test --locked --workspace"
 # The parity test rewrites this table; an old one must not be shown as this run's.
@@ -213,26 +229,17 @@ deb=$(ls -t target/debian/newton-atspi-bridge_*.deb | head -n 1)
 scripts/lintian-check.sh "$deb" target/orca51-root
 echo "[orca51] lintian $(chroot target/orca51-root dpkg-query -W -f='${Version}' lintian): $(basename "$deb") clean" | tee -a "$NEWTON_TEST_SUMMARY"
 
-step "Orca 48.1 (Debian 13 root from the registries): the Orca tests again under the second real client, beside the steps above"
-# scripts/orca-root.sh trixie debootstraps and installs Orca 48.1 + at-spi2-core 2.56 into
-# target/orca48-root (under CI always fresh: nothing is cached outside the run). Which tests run
-# under it and why: tests/README.md
-# "Orca 48". Its bridge is the release binary the package ships (built from vendor/ by the
-# release checks); the pass under Orca 43.1 ran the debug build, with its overflow checks and
-# debug assertions.
-if [[ -n "$orca48_pid" ]]; then
-  pid=$orca48_pid
-  orca48_pid=""
-  orca48_status=0
-  wait "$pid" || orca48_status=$?
-  cat "$orca48_log"
-  if [[ $orca48_status -ne 0 ]]; then
-    echo "test.sh: the Orca 48.1 pass failed (its output is above, and in $orca48_log)" >&2
-    exit 1
-  fi
-  echo "[orca48] $(cat target/orca48-root/.newton-orca-root-ready): root ready after ${root_seconds[orca48]} s (beside the build), pass done $((SECONDS - orca48_start)) s after it was started beside the workspace's tests" \
-    | tee -a "$NEWTON_TEST_SUMMARY"
-fi
+step "Orca 48.1 (Debian 13 root) and Orca 51.1 (Debian unstable root): the Orca tests again under the second and third real clients, beside the steps above"
+# scripts/orca-root.sh debootstraps each root from the registries (under CI always fresh: nothing
+# is cached outside the run): trixie with Orca 48.1 and at-spi2-core 2.56, sid with Orca 51.1 and
+# at-spi2-core 2.62. Which tests run under them and why: tests/README.md "Orca 48 and 51". Their
+# bridge is the release binary the package ships (built from vendor/ by the release checks); the
+# pass under Orca 43.1 ran the debug build, with its overflow checks and debug assertions.
+# Both are awaited and reported before a failure of either ends the run.
+passes_failed=0
+await_orca_pass orca48 "Orca 48.1" || passes_failed=1
+await_orca_pass orca51 "Orca 51.1" || passes_failed=1
+[[ $passes_failed -eq 0 ]] || exit 1
 
 # Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
 if [[ -f target/tmp/parity-latency.txt ]]; then
