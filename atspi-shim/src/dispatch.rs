@@ -10,15 +10,17 @@
 use zbus::message::{Flags, Header, Message, Type as MessageType};
 use zvariant::{OwnedValue, Value};
 
-use crate::context::{AppContext, NodeCtx};
-use crate::objects::{self, Object};
-use crate::paths::{self, ObjectAddress};
-use crate::reply::{args, method_return};
+use crate::model::context::{AppContext, NodeCtx};
+use crate::model::objects::{self, Object};
+use crate::model::paths::{self, ObjectAddress};
+use crate::surface::reply::{args, method_return};
 use crate::surface::{Interface, Method, Target, Written};
 use crate::{
-    accessible, action, application, cache, collection, component, document, editable_text,
-    hyperlink, hypertext, image, introspect, selection, table, table_cell, text, value, CallError,
-    Handled,
+    interfaces::accessible, interfaces::action, interfaces::application, interfaces::cache,
+    interfaces::collection, interfaces::component, interfaces::document, interfaces::editable_text,
+    interfaces::hyperlink, interfaces::hypertext, interfaces::image, interfaces::selection,
+    interfaces::table, interfaces::table_cell, interfaces::text, interfaces::value, introspect,
+    model::error::CallError, surface::reply::Handled,
 };
 
 pub(crate) const PROPERTIES_INTERFACE: &str = "org.freedesktop.DBus.Properties";
@@ -335,7 +337,7 @@ fn set_property(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::paths::{CACHE_PATH, ROOT_PATH};
+    use crate::model::paths::{CACHE_PATH, ROOT_PATH};
 
     const NODE_PATH: &str = "/org/a11y/atspi/accessible/1_1";
 

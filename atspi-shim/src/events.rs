@@ -35,14 +35,14 @@ use serde::Serialize;
 use zbus::message::Message;
 use zvariant::{DynamicType, Structure, Value};
 
-use crate::cache::{self, CACHE_SIGNAL_INTERFACE};
-use crate::component::extents;
-use crate::context::{AppContext, NodeCtx};
-use crate::coords::to_xywh;
-use crate::objects::{self, exposure_filter, is_exposed};
-use crate::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
-use crate::wire::CoordType;
-use crate::{accessible, relations, roles, states};
+use crate::interfaces::cache::{self, CACHE_SIGNAL_INTERFACE};
+use crate::interfaces::component::extents;
+use crate::model::context::{AppContext, NodeCtx};
+use crate::model::coords::to_xywh;
+use crate::model::objects::{self, exposure_filter, is_exposed};
+use crate::model::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
+use crate::model::wire::CoordType;
+use crate::{interfaces::accessible, model::relations, model::roles, model::states};
 
 /// Beyond this many added/removed nodes in one change set, per-node Cache
 /// and defunct signals go to subtree roots only.
@@ -123,7 +123,7 @@ impl Out<'_> {
         body: &B,
     ) {
         match Message::signal(path, interface, member).and_then(|builder| builder.build(body)) {
-            Ok(message) if message.data().len() > crate::budgets::MAX_MESSAGE_BYTES => {
+            Ok(message) if message.data().len() > crate::model::budgets::MAX_MESSAGE_BYTES => {
                 tracing::warn!(%path, %interface, %member, bytes = message.data().len(),
                     "AT-SPI event not sent: over the message budget (rule max-message-bytes)")
             }
@@ -293,10 +293,9 @@ fn additions<'a>(
         let Some(ctx) = lookup(app, surface, *id) else {
             continue;
         };
-        let parent_added = ctx
-            .node
-            .parent()
-            .is_some_and(|p| !ctx.node.is_root() && added.contains(&crate::context::local_id(&p)));
+        let parent_added = ctx.node.parent().is_some_and(|p| {
+            !ctx.node.is_root() && added.contains(&crate::model::context::local_id(&p))
+        });
         let is_subtree_root = !parent_added;
         if per_node || is_subtree_root {
             out.push(
@@ -346,7 +345,8 @@ fn announce_child_added(ctx: &NodeCtx, out: &mut Out) {
     match objects::parent(ctx) {
         objects::Parent::AppRoot => out.object(ROOT_PATH, "ChildrenChanged", "add", index, child),
         objects::Parent::Node(parent) => {
-            let parent_path = paths::node_path(ctx.surface.id(), crate::context::local_id(&parent));
+            let parent_path =
+                paths::node_path(ctx.surface.id(), crate::model::context::local_id(&parent));
             out.object(parent_path.as_str(), "ChildrenChanged", "add", index, child);
         }
     }
@@ -554,7 +554,7 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
 /// A header cell's or heading's Text is its name (`text::has_name_as_text`),
 /// so a new name is also a text edit.
 fn named_text_changed(ctx: &NodeCtx, old: &Option<String>, new: &Option<String>, out: &mut Out) {
-    if !crate::text::has_name_as_text(&ctx.node) {
+    if !crate::interfaces::text::has_name_as_text(&ctx.node) {
         return;
     }
     text_edited(ctx.path().as_str(), old, new, out);
@@ -628,7 +628,7 @@ fn visibility_changed(
         let parent_path = match objects::parent(&ctx) {
             objects::Parent::AppRoot => paths::static_path(ROOT_PATH),
             objects::Parent::Node(parent) => {
-                paths::node_path(surface.id(), crate::context::local_id(&parent))
+                paths::node_path(surface.id(), crate::model::context::local_id(&parent))
             }
         };
         out.state(ctx.path().as_str(), State::Showing, false);
@@ -711,7 +711,7 @@ fn selection_containers(
         let Some(container) = ctx.node.selection_container(&exposure_filter) else {
             continue;
         };
-        let id = crate::context::local_id(&container);
+        let id = crate::model::context::local_id(&container);
         if done.insert(id) {
             out.object(
                 paths::node_path(surface.id(), id).as_str(),
@@ -775,14 +775,14 @@ fn dialog_activation(
     }
     if let Some(dialog) = before {
         out.state(
-            paths::node_path(surface.id(), crate::context::local_id(&dialog)).as_str(),
+            paths::node_path(surface.id(), crate::model::context::local_id(&dialog)).as_str(),
             State::Active,
             false,
         );
     }
     if let Some(dialog) = after {
         out.state(
-            paths::node_path(surface.id(), crate::context::local_id(&dialog)).as_str(),
+            paths::node_path(surface.id(), crate::model::context::local_id(&dialog)).as_str(),
             State::Active,
             true,
         );
@@ -793,7 +793,7 @@ fn text_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     let Some(ctx) = lookup(app, surface, update.id) else {
         return;
     };
-    if crate::text::layout_of(&ctx).is_block_text(&ctx.node) {
+    if crate::interfaces::text::layout_of(&ctx).is_block_text(&ctx.node) {
         block_text_changes(&ctx, update, out);
         return;
     }
@@ -830,7 +830,7 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
             let edit = text_edit(old, new);
             for (detail, piece) in [("delete", edit.deleted), ("insert", edit.inserted)] {
                 let Some((start, text)) = piece else { continue };
-                if let Some((block, at)) = crate::text::block_offset(holder, start) {
+                if let Some((block, at)) = crate::interfaces::text::block_offset(holder, start) {
                     out.object_text(path_of(&block).as_str(), detail, at, text);
                 }
             }
@@ -839,8 +839,8 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
     let focused = states::is_focused(ctx.surface, holder);
     let in_block = |selection: Option<TextSelectionOffsets>| {
         let selection = selection?;
-        let (block, focus) = crate::text::block_offset(holder, selection.focus)?;
-        let anchor = match crate::text::block_offset(holder, selection.anchor) {
+        let (block, focus) = crate::interfaces::text::block_offset(holder, selection.focus)?;
+        let anchor = match crate::interfaces::text::block_offset(holder, selection.anchor) {
             Some((anchor_block, anchor)) if anchor_block.id() == block.id() => anchor,
             // A selection across blocks: this block's part runs from its start.
             _ => 0,
@@ -1257,13 +1257,13 @@ mod tests {
             listeners: None,
         };
         // The generic cap, whatever the signal carries: a body just over it, then one within.
-        let over = "x".repeat(crate::budgets::MAX_MESSAGE_BYTES + 1);
+        let over = "x".repeat(crate::model::budgets::MAX_MESSAGE_BYTES + 1);
         out.push("/org/a11y/atspi/accessible/1", OBJECT, "TextChanged", &over);
         assert!(
             out.messages.is_empty(),
             "a signal over the budget was queued"
         );
-        let within = "x".repeat(crate::budgets::MAX_MESSAGE_BYTES - 1024);
+        let within = "x".repeat(crate::model::budgets::MAX_MESSAGE_BYTES - 1024);
         out.push(
             "/org/a11y/atspi/accessible/1",
             OBJECT,
@@ -1271,7 +1271,7 @@ mod tests {
             &within,
         );
         assert_eq!(out.messages.len(), 1);
-        assert!(out.messages[0].data().len() <= crate::budgets::MAX_MESSAGE_BYTES);
+        assert!(out.messages[0].data().len() <= crate::model::budgets::MAX_MESSAGE_BYTES);
     }
 
     #[test]

@@ -9,12 +9,12 @@ use std::fmt::Write as _;
 
 use zbus::message::Message;
 
-use crate::context::AppContext;
 use crate::dispatch::{self, INTROSPECTABLE_INTERFACE};
-use crate::objects;
-use crate::paths::NODE_PREFIX;
-use crate::reply::{method_return, no_args};
-use crate::{CallError, Handled};
+use crate::model::context::AppContext;
+use crate::model::objects;
+use crate::model::paths::NODE_PREFIX;
+use crate::surface::reply::{method_return, no_args};
+use crate::{model::error::CallError, surface::reply::Handled};
 
 /// The standard interfaces every object answers, as the D-Bus
 /// specification declares them.

@@ -27,50 +27,24 @@
 
 #![forbid(unsafe_code)]
 
-pub mod budgets;
-pub mod context;
-pub mod coords;
-pub mod derived;
 pub mod dispatch;
-pub mod error;
 pub mod events;
-pub mod host;
-pub mod paths;
-pub mod reply;
-pub mod wire;
-
-mod accessible;
-mod action;
-mod application;
-mod cache;
-mod collection;
-mod component;
-mod document;
-mod editable_text;
-mod hyperlink;
-mod hypertext;
-mod image;
+mod interfaces;
 mod introspect;
-mod objects;
-mod properties;
-mod relations;
-mod roles;
-mod selection;
-mod states;
+mod model;
 pub mod surface;
-mod table;
-mod table_cell;
-mod text;
-mod value;
 
-pub use cache::{CacheItem, ItemRef};
-pub use context::{AppContext, NodeCtx};
-pub use derived::DerivedModels;
+pub use model::{budgets, context, coords, derived, error, host, paths, wire};
+pub use surface::reply;
+
 pub use dispatch::{error_reply, handle_call};
-pub use error::CallError;
 pub use events::{
     compositor_focus_events, event_name, events_for, events_for_listeners, focus_events,
     EventListeners,
 };
-pub use host::HostFacts;
-pub use reply::Handled;
+pub use interfaces::cache::{CacheItem, ItemRef};
+pub use model::context::{AppContext, NodeCtx};
+pub use model::derived::DerivedModels;
+pub use model::error::CallError;
+pub use model::host::HostFacts;
+pub use surface::reply::Handled;

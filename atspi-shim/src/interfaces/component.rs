@@ -1,0 +1,264 @@
+//! `org.a11y.atspi.Component`: geometry, hit testing, focus and scrolling.
+//!
+//! Tree bounds are surface-relative. SCREEN adds the compositor's surface
+//! origin and scale (coords.rs); WINDOW is the surface-relative box; PARENT
+//! is relative to the exposed parent's box (the window for a surface root).
+
+use crate::model::context::NodeCtx;
+use crate::model::coords::{screen_to_surface, surface_to_screen, to_xywh};
+use crate::model::error::CallError;
+use crate::model::objects::{self, exposure_filter, Parent};
+use crate::model::paths::{self, ObjectRef};
+use crate::model::wire::{CoordType, Layer, ScrollType};
+use crate::surface::{declare_interface, Acted};
+use accesskit::{Action, ActionData, ActionRequest, Point, Rect, Role, TreeId};
+use accesskit_consumer::NodeRef;
+
+declare_interface! {
+    pub(crate) static COMPONENT = "org.a11y.atspi.Component", on node {
+        fn Contains(x: i32, y: i32, coord_type: u32 as CoordType) -> (contains: bool) = contains;
+        fn GetAccessibleAtPoint(x: i32, y: i32, coord_type: u32 as CoordType) -> (object: ObjectRef)
+            = object_at_point;
+        fn GetExtents(coord_type: u32 as CoordType) -> (extents: (i32, i32, i32, i32))
+            = extents_in;
+        fn GetPosition(coord_type: u32 as CoordType) -> (x: i32, y: i32) = position;
+        fn GetSize() -> (width: i32, height: i32) = size;
+        fn GetLayer() -> (layer: u32) = layer;
+        fn GetMDIZOrder() -> (order: i16) = mdi_z_order;
+        fn GrabFocus() -> (success: bool) = grab_focus, acting;
+        fn GetAlpha() -> (alpha: f64) = alpha;
+        fn SetExtents(
+            x: i32,
+            y: i32,
+            width: i32,
+            height: i32,
+            coord_type: u32 as CoordType,
+        ) -> (success: bool) = set_extents;
+        fn SetPosition(x: i32, y: i32, coord_type: u32 as CoordType) -> (success: bool)
+            = set_position;
+        fn SetSize(width: i32, height: i32) -> (success: bool) = set_size;
+        fn ScrollTo(kind: u32 as ScrollType) -> (success: bool) = scroll_to, acting;
+        fn ScrollToPoint(coord_type: u32 as CoordType, x: i32, y: i32) -> (success: bool)
+            = scroll_to_point, acting;
+        property version: u32 = crate::surface::interface_version;
+    }
+}
+
+/// Every exposed object is a Component, as GTK and atk-bridge make every
+/// object one: Orca's flat review (`isOnScreen`) and hit testing descend only
+/// through objects whose extents they can read, so a bound-less container
+/// without Component would hide everything inside it.
+pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
+    true
+}
+
+/// How many descendants a bound-less node may visit to find its extents;
+/// beyond it the box is what was found so far. Bound-less wrappers are
+/// shallow in practice (a row or group around boxed widgets); the cap keeps a
+/// hostile tree of bound-less nodes from making one call O(tree).
+const UNION_VISIT_BUDGET: usize = 4096;
+
+/// The node's surface-relative box. A root without bounds covers the
+/// surface; any other node without bounds encloses its exposed descendants'
+/// boxes (as a toolkit container's allocation does), or is an empty box at
+/// the surface origin when none of them has one.
+pub(crate) fn surface_rect(ctx: &NodeCtx) -> Rect {
+    if let Some(rect) = ctx.node.bounding_box() {
+        return rect;
+    }
+    if ctx.node.is_root() {
+        return surface_box(ctx);
+    }
+    let mut budget = UNION_VISIT_BUDGET;
+    descendants_box(&ctx.node, &mut budget).unwrap_or(Rect::ZERO)
+}
+
+fn surface_box(ctx: &NodeCtx) -> Rect {
+    let g = ctx.surface.geometry();
+    let scale = if g.scale.is_finite() && g.scale > 0.0 {
+        g.scale
+    } else {
+        1.0
+    };
+    Rect::new(
+        0.0,
+        0.0,
+        f64::from(g.width) / scale,
+        f64::from(g.height) / scale,
+    )
+}
+
+/// The union of the boxes of `node`'s exposed descendants, descending only
+/// through children that have no box of their own.
+fn descendants_box(node: &NodeRef, budget: &mut usize) -> Option<Rect> {
+    let mut union: Option<Rect> = None;
+    for child in objects::exposed_children(node) {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let child_box = child
+            .bounding_box()
+            .or_else(|| descendants_box(&child, budget));
+        if let Some(rect) = child_box {
+            union = Some(union.map_or(rect, |u| u.union(rect)));
+        }
+    }
+    union
+}
+
+/// The origin PARENT coordinates are relative to, in surface coordinates.
+fn parent_origin(ctx: &NodeCtx) -> (f64, f64) {
+    match objects::parent(ctx) {
+        Parent::Node(node) => {
+            let rect = surface_rect(&ctx.with_node(node));
+            (rect.x0, rect.y0)
+        }
+        Parent::AppRoot => (0.0, 0.0),
+    }
+}
+
+/// The node's box in the requested coordinates.
+pub(crate) fn extents(ctx: &NodeCtx, coord: CoordType) -> Rect {
+    let rect = surface_rect(ctx);
+    match coord {
+        CoordType::Screen => surface_to_screen(rect, &ctx.surface.geometry()),
+        CoordType::Window => rect,
+        CoordType::Parent => {
+            let (x, y) = parent_origin(ctx);
+            Rect::new(rect.x0 - x, rect.y0 - y, rect.x1 - x, rect.y1 - y)
+        }
+    }
+}
+
+/// A client point converted to surface coordinates.
+fn to_surface_point(ctx: &NodeCtx, x: i32, y: i32, coord: CoordType) -> Point {
+    let (x, y) = (f64::from(x), f64::from(y));
+    match coord {
+        CoordType::Screen => {
+            let (sx, sy) = screen_to_surface(x, y, &ctx.surface.geometry());
+            Point::new(sx, sy)
+        }
+        CoordType::Window => Point::new(x, y),
+        CoordType::Parent => {
+            let (px, py) = parent_origin(ctx);
+            Point::new(x + px, y + py)
+        }
+    }
+}
+
+fn extents_in(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32, i32, i32), CallError> {
+    Ok(to_xywh(extents(ctx, coord)))
+}
+
+fn position(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32), CallError> {
+    let (x, y, _, _) = extents_in(ctx, coord)?;
+    Ok((x, y))
+}
+
+fn size(ctx: &NodeCtx) -> Result<(i32, i32), CallError> {
+    let (_, _, w, h) = to_xywh(extents(ctx, CoordType::Screen));
+    Ok((w, h))
+}
+
+fn contains(ctx: &NodeCtx, x: i32, y: i32, coord: CoordType) -> Result<bool, CallError> {
+    let point = to_surface_point(ctx, x, y, coord);
+    Ok(surface_rect(ctx).contains(point))
+}
+
+fn object_at_point(
+    ctx: &NodeCtx,
+    x: i32,
+    y: i32,
+    coord: CoordType,
+) -> Result<ObjectRef, CallError> {
+    let point = to_surface_point(ctx, x, y, coord);
+    Ok(accessible_at_point(ctx, point))
+}
+
+fn mdi_z_order(ctx: &NodeCtx) -> Result<i16, CallError> {
+    Ok(if ctx.node.is_root() { 0 } else { -1 })
+}
+
+fn alpha(_ctx: &NodeCtx) -> Result<f64, CallError> {
+    Ok(1.0)
+}
+
+fn grab_focus(ctx: &NodeCtx) -> Result<Acted<bool>, CallError> {
+    Ok(Acted::with(true, request(ctx, Action::Focus, None)))
+}
+
+fn scroll_to(ctx: &NodeCtx, kind: ScrollType) -> Result<Acted<bool>, CallError> {
+    let data = kind.hint().map(ActionData::ScrollHint);
+    Ok(Acted::with(
+        true,
+        request(ctx, Action::ScrollIntoView, data),
+    ))
+}
+
+fn scroll_to_point(
+    ctx: &NodeCtx,
+    coord: CoordType,
+    x: i32,
+    y: i32,
+) -> Result<Acted<bool>, CallError> {
+    let point = to_surface_point(ctx, x, y, coord);
+    let data = Some(ActionData::ScrollToPoint(point));
+    Ok(Acted::with(true, request(ctx, Action::ScrollToPoint, data)))
+}
+
+/// Moving and resizing belong to the application and the compositor: false.
+fn set_extents(
+    _ctx: &NodeCtx,
+    _x: i32,
+    _y: i32,
+    _width: i32,
+    _height: i32,
+    _coord: CoordType,
+) -> Result<bool, CallError> {
+    Ok(false)
+}
+
+fn set_position(_ctx: &NodeCtx, _x: i32, _y: i32, _coord: CoordType) -> Result<bool, CallError> {
+    Ok(false)
+}
+
+fn set_size(_ctx: &NodeCtx, _width: i32, _height: i32) -> Result<bool, CallError> {
+    Ok(false)
+}
+
+/// An action request aimed at the node.
+pub(crate) fn request(ctx: &NodeCtx, action: Action, data: Option<ActionData>) -> ActionRequest {
+    ActionRequest {
+        action,
+        target_tree: TreeId::ROOT,
+        target_node: ctx.id(),
+        data,
+    }
+}
+
+/// The deepest exposed descendant containing the surface point, searching
+/// later children first (they paint on top); null when no descendant does.
+fn accessible_at_point(ctx: &NodeCtx, point: Point) -> ObjectRef {
+    // Hit testing works in the node's own coordinate space.
+    let local = ctx.node.transform().inverse() * point;
+    match ctx.node.node_at_point(local, &exposure_filter) {
+        Some(hit) if hit.id() != ctx.node.id() => ctx.ref_to(&hit),
+        _ => paths::null_ref(),
+    }
+}
+
+fn layer(ctx: &NodeCtx) -> Result<u32, CallError> {
+    Ok(layer_of(&ctx.node).wire())
+}
+
+/// A surface root is a window; menus and tooltips pop up over the widgets.
+fn layer_of(node: &NodeRef) -> Layer {
+    if node.is_root() {
+        return Layer::Window;
+    }
+    match node.role() {
+        Role::Menu | Role::MenuListPopup | Role::Tooltip => Layer::Popup,
+        _ => Layer::Widget,
+    }
+}

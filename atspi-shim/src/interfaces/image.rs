@@ -1,0 +1,54 @@
+//! `org.a11y.atspi.Image` for image-like nodes.
+
+use crate::interfaces::accessible;
+use crate::interfaces::component::extents;
+use crate::model::context::NodeCtx;
+use crate::model::coords::to_xywh;
+use crate::model::error::CallError;
+use crate::model::wire::CoordType;
+use crate::surface::{declare_interface, Target};
+use accesskit::Role;
+
+declare_interface! {
+    pub(crate) static IMAGE = "org.a11y.atspi.Image", on node {
+        fn GetImageExtents(coord_type: u32 as CoordType) -> (extents: (i32, i32, i32, i32))
+            = image_extents;
+        fn GetImagePosition(coord_type: u32 as CoordType) -> (x: i32, y: i32) = image_position;
+        fn GetImageSize() -> (width: i32, height: i32) = image_size;
+        property version: u32 = crate::surface::interface_version;
+        property ImageDescription: String = image_description;
+        property ImageLocale: String = image_locale;
+    }
+}
+
+pub(crate) fn supported(ctx: &NodeCtx) -> bool {
+    matches!(
+        ctx.node.role(),
+        Role::Image | Role::SvgRoot | Role::GraphicsSymbol | Role::Canvas
+    )
+}
+
+fn image_description(ctx: &NodeCtx) -> Result<String, CallError> {
+    Ok(ctx
+        .node
+        .description()
+        .unwrap_or_else(|| accessible::name(ctx)))
+}
+
+fn image_locale(ctx: &NodeCtx) -> Result<String, CallError> {
+    accessible::locale_of(Target::Node(ctx))
+}
+
+fn image_extents(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32, i32, i32), CallError> {
+    Ok(to_xywh(extents(ctx, coord)))
+}
+
+fn image_position(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32), CallError> {
+    let (x, y, _, _) = image_extents(ctx, coord)?;
+    Ok((x, y))
+}
+
+fn image_size(ctx: &NodeCtx) -> Result<(i32, i32), CallError> {
+    let (_, _, w, h) = to_xywh(extents(ctx, CoordType::Screen));
+    Ok((w, h))
+}

@@ -1,0 +1,16 @@
+pub(crate) mod accessible;
+pub(crate) mod action;
+pub(crate) mod application;
+pub(crate) mod cache;
+pub(crate) mod collection;
+pub(crate) mod component;
+pub(crate) mod document;
+pub(crate) mod editable_text;
+pub(crate) mod hyperlink;
+pub(crate) mod hypertext;
+pub(crate) mod image;
+pub(crate) mod selection;
+pub(crate) mod table;
+pub(crate) mod table_cell;
+pub(crate) mod text;
+pub(crate) mod value;

@@ -1,0 +1,96 @@
+//! What a handler needs to answer a call: the application's replica, its
+//! identity, and where it sits on the bus.
+
+use accesskit::NodeId;
+use accesskit_consumer::NodeRef;
+use newton_cache::{AppReplica, SurfaceReplica};
+use newton_push_protocol::{AppInfo, SurfaceId};
+use zvariant::OwnedObjectPath;
+
+use crate::model::derived::{DerivedModels, ModelsAt};
+use crate::model::host::HostFacts;
+use crate::model::paths::{self, ObjectRef};
+
+/// One bridged application as seen from its own bus connection.
+pub struct AppContext<'a> {
+    pub replica: &'a AppReplica,
+    pub info: &'a AppInfo,
+    /// This application's unique name on the accessibility bus.
+    pub unique_name: &'a str,
+    /// The desktop reference returned by `Socket.Embed` (bus name, path), used
+    /// as the app root's parent; `None` before registration.
+    pub desktop: Option<(&'a str, &'a str)>,
+    /// `Application.Id` as set by the registry (0 until set).
+    pub app_id: i32,
+    /// The session locale and machine id, gathered by the daemon.
+    pub host: &'a HostFacts,
+    /// Text models and grids built for this application's surfaces, kept
+    /// for the next call on any thread (the daemon keeps one per application).
+    pub models: &'a DerivedModels,
+}
+
+impl AppContext<'_> {
+    /// `(unique name, app root)`.
+    pub fn root_ref(&self) -> ObjectRef {
+        paths::root_ref(self.unique_name)
+    }
+
+    /// `(unique name, node path)`.
+    pub fn node_ref(&self, surface: SurfaceId, node: &NodeRef) -> ObjectRef {
+        paths::node_ref(self.unique_name, surface, local_id(node))
+    }
+}
+
+/// A call aimed at one replica node.
+pub struct NodeCtx<'a> {
+    pub app: &'a AppContext<'a>,
+    pub surface: &'a SurfaceReplica,
+    pub node: NodeRef<'a>,
+}
+
+impl<'a> NodeCtx<'a> {
+    /// The same surface, another node.
+    pub fn with_node(&self, node: NodeRef<'a>) -> NodeCtx<'a> {
+        NodeCtx {
+            app: self.app,
+            surface: self.surface,
+            node,
+        }
+    }
+
+    /// The node's id as the producer sent it.
+    pub fn id(&self) -> NodeId {
+        local_id(&self.node)
+    }
+
+    pub fn path(&self) -> OwnedObjectPath {
+        paths::node_path(self.surface.id(), self.id())
+    }
+
+    pub fn object_ref(&self) -> ObjectRef {
+        paths::local_ref(self.app.unique_name, self.path())
+    }
+
+    /// A reference to another node of the same surface.
+    pub fn ref_to(&self, node: &NodeRef) -> ObjectRef {
+        self.app.node_ref(self.surface.id(), node)
+    }
+
+    /// The kept models of this surface's current state.
+    pub(crate) fn models(&self) -> ModelsAt<'a> {
+        self.app
+            .models
+            .at(self.surface.id(), self.surface.generation())
+    }
+
+    /// Whether the node is the surface's tree root (the window).
+    pub fn is_surface_root(&self) -> bool {
+        self.node.is_root()
+    }
+}
+
+/// The producer's id of a node. The replica holds only the root tree (the
+/// validator rejects grafted subtrees), so the local id is unique per surface.
+pub fn local_id(node: &NodeRef) -> NodeId {
+    node.locate().0
+}

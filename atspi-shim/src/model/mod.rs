@@ -1,0 +1,12 @@
+pub mod budgets;
+pub mod context;
+pub mod coords;
+pub mod derived;
+pub mod error;
+pub mod host;
+pub(crate) mod objects;
+pub mod paths;
+pub(crate) mod relations;
+pub(crate) mod roles;
+pub(crate) mod states;
+pub mod wire;

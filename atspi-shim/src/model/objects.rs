@@ -1,0 +1,193 @@
+//! The exposed object tree: which replica nodes are AT-SPI objects, their
+//! parents, children and indices, and resolving a call's path to an object.
+//!
+//! Exposure rule: a node is exposed unless it is a `TextRun` (its text belongs
+//! to the text-bearing parent) or hidden (itself or an ancestor).
+//! `GenericContainer` is exposed (as PANEL). Because exclusion always drops a
+//! whole subtree, an exposed node's AT-SPI parent is its replica parent, and a
+//! surface's tree root has the app root as parent.
+//!
+//! Cost: children are the replica children minus excluded ones, so
+//! ChildCount / GetChildAtIndex / GetIndexInParent cost O(siblings) hash
+//! look-ups (one flag and role check each), never a walk of the tree. A path
+//! lookup costs O(depth) for the inherited hidden flag (depth is capped by
+//! the validator).
+
+use accesskit::{NodeId, Role, TreeId};
+use accesskit_consumer::{FilterResult, NodeRef};
+use newton_cache::SurfaceReplica;
+
+use crate::interfaces::hyperlink;
+use crate::model::context::{local_id, AppContext, NodeCtx};
+use crate::model::error::CallError;
+use crate::model::paths::{self, ObjectAddress};
+
+/// What a call's path resolved to.
+pub(crate) enum Object<'a> {
+    Root,
+    Cache,
+    Node(NodeCtx<'a>),
+    /// The hyperlink object of an exposed link node (serves only Hyperlink).
+    Hyperlink(NodeCtx<'a>),
+}
+
+/// Resolves `path`; unknown, removed or unexposed nodes, and hyperlink paths
+/// of nodes that are not links, give UnknownObject.
+pub(crate) fn resolve<'a>(app: &'a AppContext<'a>, path: &str) -> Result<Object<'a>, CallError> {
+    match paths::parse(path) {
+        Some(ObjectAddress::Root) => Ok(Object::Root),
+        Some(ObjectAddress::Cache) => Ok(Object::Cache),
+        Some(ObjectAddress::Node { surface, node }) => {
+            let surface = app.replica.surface(surface).ok_or_else(|| unknown(path))?;
+            node_ctx(app, surface, node)
+                .map(Object::Node)
+                .ok_or_else(|| unknown(path))
+        }
+        Some(ObjectAddress::Hyperlink { surface, node }) => {
+            let surface = app.replica.surface(surface).ok_or_else(|| unknown(path))?;
+            node_ctx(app, surface, node)
+                .filter(hyperlink::supported)
+                .map(Object::Hyperlink)
+                .ok_or_else(|| unknown(path))
+        }
+        None => Err(unknown(path)),
+    }
+}
+
+fn unknown(path: &str) -> CallError {
+    CallError::UnknownObject(path.to_owned())
+}
+
+/// The exposed node `id` of `surface`, if there is one.
+pub(crate) fn node_ctx<'a>(
+    app: &'a AppContext<'a>,
+    surface: &'a SurfaceReplica,
+    id: NodeId,
+) -> Option<NodeCtx<'a>> {
+    let tree = surface.tree()?;
+    let node = tree.state().node_by_tree_local_id(id, TreeId::ROOT)?;
+    is_exposed(&node).then_some(NodeCtx { app, surface, node })
+}
+
+/// Filter for the consumer's traversal helpers (hit testing, action support
+/// inherited from the parent): the exposure rule, node by node.
+pub(crate) fn exposure_filter(node: &NodeRef) -> FilterResult {
+    if is_excluded_here(node) {
+        FilterResult::ExcludeSubtree
+    } else {
+        FilterResult::Include
+    }
+}
+
+/// Exclusion judged on the node's own data (its parent being exposed).
+fn is_excluded_here(node: &NodeRef) -> bool {
+    node.role() == Role::TextRun || node.data().is_hidden()
+}
+
+/// Whether a child of an exposed node is exposed: O(1).
+pub(crate) fn is_exposed_child(node: &NodeRef) -> bool {
+    !is_excluded_here(node)
+}
+
+/// Whether any node is exposed: O(depth) for the inherited hidden flag.
+pub(crate) fn is_exposed(node: &NodeRef) -> bool {
+    node.role() != Role::TextRun && !node.is_hidden()
+}
+
+/// The surface's tree root, if the surface has a tree and its root is exposed.
+pub(crate) fn surface_root(surface: &SurfaceReplica) -> Option<NodeRef<'_>> {
+    let root = surface.tree()?.state().root();
+    is_exposed_child(&root).then_some(root)
+}
+
+/// The app root's children: each exposed surface root, in surface order.
+pub(crate) fn root_children<'a>(app: &'a AppContext<'a>) -> impl Iterator<Item = NodeCtx<'a>> + 'a {
+    app.replica
+        .surfaces()
+        .filter_map(move |surface| surface_root(surface).map(|node| NodeCtx { app, surface, node }))
+}
+
+/// Exposed children of an exposed node, in the producer's order.
+pub(crate) fn exposed_children<'a>(
+    node: &NodeRef<'a>,
+) -> impl DoubleEndedIterator<Item = NodeRef<'a>> + 'a {
+    node.children().filter(is_exposed_child)
+}
+
+/// Number of exposed children: O(1) unless the node has children that are
+/// not exposed (text runs, hidden nodes), which the replica counts per
+/// commit; then O(children).
+pub(crate) fn child_count(surface: &SurfaceReplica, node: &NodeRef) -> usize {
+    if surface.non_structural_children(local_id(node)) == 0 {
+        node.data().children().len()
+    } else {
+        node.children().filter(is_exposed_child).count()
+    }
+}
+
+/// The exposed child at `index`, with the same costs as [`child_count`].
+pub(crate) fn child_at<'a>(
+    surface: &SurfaceReplica,
+    node: &NodeRef<'a>,
+    index: usize,
+) -> Option<NodeRef<'a>> {
+    if surface.non_structural_children(local_id(node)) == 0 {
+        let id = *node.data().children().get(index)?;
+        node.tree_state.node_by_tree_local_id(id, TreeId::ROOT)
+    } else {
+        exposed_children(node).nth(index)
+    }
+}
+
+/// The AT-SPI parent of an exposed node.
+pub(crate) enum Parent<'a> {
+    AppRoot,
+    Node(NodeRef<'a>),
+}
+
+pub(crate) fn parent<'a>(ctx: &NodeCtx<'a>) -> Parent<'a> {
+    match ctx.node.parent() {
+        Some(parent) if !ctx.node.is_root() => Parent::Node(parent),
+        _ => Parent::AppRoot,
+    }
+}
+
+/// Index among the parent's exposed children.
+pub(crate) fn index_in_parent(ctx: &NodeCtx) -> usize {
+    if ctx.node.is_root() {
+        let me = ctx.surface.id();
+        return ctx
+            .app
+            .replica
+            .surfaces()
+            .take_while(|s| s.id() != me)
+            .filter(|s| surface_root(s).is_some())
+            .count();
+    }
+    match ctx.node.parent_and_index() {
+        Some((parent, raw_index))
+            if ctx.surface.non_structural_children(local_id(&parent)) == 0 =>
+        {
+            raw_index
+        }
+        Some((parent, raw_index)) => {
+            let excluded_before = parent
+                .children()
+                .take(raw_index)
+                .filter(|c| !is_exposed_child(c))
+                .count();
+            raw_index.saturating_sub(excluded_before)
+        }
+        None => 0,
+    }
+}
+
+/// Converts an index sent by a client, rejecting negatives.
+pub(crate) fn client_index(index: i32) -> Result<usize, CallError> {
+    usize::try_from(index).map_err(|_| CallError::InvalidArgs(format!("index {index} is negative")))
+}
+
+/// Saturating conversion for counts and indices sent as `i`.
+pub(crate) fn to_i32(value: usize) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
+}
