@@ -11,6 +11,7 @@ use zbus::message::{Flags, Header, Message, Type as MessageType};
 use zvariant::{OwnedValue, Value};
 
 use crate::model::context::{AppContext, NodeCtx};
+use crate::model::names;
 use crate::model::objects::{self, Object};
 use crate::model::paths::{self, ObjectAddress};
 use crate::surface::reply::{args, method_return};
@@ -22,10 +23,6 @@ use crate::{
     interfaces::table, interfaces::table_cell, interfaces::text, interfaces::value, introspect,
     model::error::CallError, surface::reply::Handled,
 };
-
-pub(crate) const PROPERTIES_INTERFACE: &str = "org.freedesktop.DBus.Properties";
-pub(crate) const PEER_INTERFACE: &str = "org.freedesktop.DBus.Peer";
-pub(crate) const INTROSPECTABLE_INTERFACE: &str = "org.freedesktop.DBus.Introspectable";
 
 /// Interfaces of the app root, as `GetInterfaces` lists them.
 pub(crate) const ROOT_INTERFACES: &[&Interface] =
@@ -170,14 +167,14 @@ fn route(app: &AppContext, call: &Message) -> Result<Handled, CallError> {
     let path = header.path().map(|p| p.as_str()).unwrap_or("/");
     let member = header.member().map(|m| m.as_str()).unwrap_or("");
     let interface = header.interface().map(|i| i.as_str());
-    if interface == Some(PEER_INTERFACE) {
+    if interface == Some(names::PEER) {
         return peer(app, member, call);
     }
-    if interface == Some(INTROSPECTABLE_INTERFACE) {
+    if interface == Some(names::INTROSPECTABLE) {
         return introspect::call(app, path, member, call);
     }
     let object = objects::resolve(app, path)?;
-    if interface == Some(PROPERTIES_INTERFACE) {
+    if interface == Some(names::PROPERTIES) {
         return properties(app, &object, path, member, call);
     }
     let target = target(app, &object);
@@ -276,7 +273,7 @@ fn peer(app: &AppContext, member: &str, call: &Message) -> Result<Handled, CallE
             &(app.host.machine_id(),),
         )?)),
         _ => Err(CallError::UnknownMethod {
-            interface: PEER_INTERFACE.to_owned(),
+            interface: names::PEER.to_owned(),
             member: member.to_owned(),
         }),
     }
@@ -306,7 +303,7 @@ fn properties(
             set_property(target, object, path, &interface, &name, &value, call)
         }
         _ => Err(CallError::UnknownMethod {
-            interface: PROPERTIES_INTERFACE.to_owned(),
+            interface: names::PROPERTIES.to_owned(),
             member: member.to_owned(),
         }),
     }
@@ -425,9 +422,9 @@ mod tests {
         }
         // Members of the standard interfaces, unknown interfaces and paths
         // outside the object space resolve to nothing.
-        let get = call(NODE_PATH, Some(PROPERTIES_INTERFACE), "Get");
+        let get = call(NODE_PATH, Some(names::PROPERTIES), "Get");
         assert!(resolved(&get).is_none());
-        let ping = call(NODE_PATH, Some(PEER_INTERFACE), "Ping");
+        let ping = call(NODE_PATH, Some(names::PEER), "Ping");
         assert!(resolved(&ping).is_none());
         let invented = call(NODE_PATH, Some("org.example.Nope"), "GetMatches");
         assert!(!is_heavy(&invented));

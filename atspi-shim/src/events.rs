@@ -36,13 +36,16 @@ use zbus::message::Message;
 use zvariant::{DynamicType, Structure, Value};
 
 use crate::interfaces::cache::{self, CACHE_SIGNAL_INTERFACE};
-use crate::interfaces::component::extents;
 use crate::model::context::{AppContext, NodeCtx};
 use crate::model::coords::to_xywh;
-use crate::model::objects::{self, exposure_filter, is_exposed};
+use crate::model::describe;
+use crate::model::exposure::{exposure_filter, is_exposed};
+use crate::model::geometry::extents;
+use crate::model::index::to_i32;
+use crate::model::objects;
 use crate::model::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
 use crate::model::wire::CoordType;
-use crate::{interfaces::accessible, model::relations, model::roles, model::states};
+use crate::{model::relations, model::roles, model::states};
 
 /// Beyond this many added/removed nodes in one change set, per-node Cache
 /// and defunct signals go to subtree roots only.
@@ -198,7 +201,7 @@ fn surface_index(app: &AppContext, surface: SurfaceId) -> i32 {
         .surfaces()
         .filter(|s| s.id() < surface && objects::surface_root(s).is_some())
         .count();
-    objects::to_i32(before)
+    to_i32(before)
 }
 
 fn removals(
@@ -231,7 +234,7 @@ fn removals(
                             parent_path.as_str(),
                             "ChildrenChanged",
                             "remove",
-                            objects::to_i32(index),
+                            to_i32(index),
                             child,
                         );
                     }
@@ -332,7 +335,7 @@ fn additions<'a>(
                 surface,
                 node: root,
             };
-            let name = Value::from(accessible::name(&ctx));
+            let name = Value::from(describe::name(&ctx));
             out.event(ctx.path().as_str(), WINDOW, "Create", ("", 0, 0, name));
         }
     }
@@ -340,7 +343,7 @@ fn additions<'a>(
 
 /// children-changed:add on the AT-SPI parent (the app root for a surface root).
 fn announce_child_added(ctx: &NodeCtx, out: &mut Out) {
-    let index = objects::to_i32(objects::index_in_parent(ctx));
+    let index = to_i32(objects::index_in_parent(ctx));
     let child = ref_value(ctx.object_ref());
     match objects::parent(ctx) {
         objects::Parent::AppRoot => out.object(ROOT_PATH, "ChildrenChanged", "add", index, child),
@@ -382,7 +385,7 @@ fn moved_children(app: &AppContext, surface: &SurfaceReplica, changes: &ChangeSe
                     parent_path.as_str(),
                     "ChildrenChanged",
                     "remove",
-                    objects::to_i32(index),
+                    to_i32(index),
                     child,
                 );
             }
@@ -462,7 +465,7 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
                     "PropertyChange",
                     "accessible-description",
                     0,
-                    Value::from(accessible::description(&ctx.node)),
+                    Value::from(describe::description(&ctx.node)),
                 );
             }
             // A node that lost its value lost its Value interface too (the
@@ -536,11 +539,11 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
         "PropertyChange",
         "accessible-name",
         0,
-        Value::from(accessible::name(ctx)),
+        Value::from(describe::name(ctx)),
     );
     for labelled in relations::labelled_nodes(ctx.surface, &ctx.node) {
         let target = ctx.with_node(labelled);
-        let name = Value::from(accessible::name(&target));
+        let name = Value::from(describe::name(&target));
         out.object(
             target.path().as_str(),
             "PropertyChange",
@@ -624,7 +627,7 @@ fn visibility_changed(
     if new {
         // Now hidden: gone from its parent's children.
         let child = ref_value(ctx.object_ref());
-        let index = objects::to_i32(objects::index_in_parent(&ctx));
+        let index = to_i32(objects::index_in_parent(&ctx));
         let parent_path = match objects::parent(&ctx) {
             objects::Parent::AppRoot => paths::static_path(ROOT_PATH),
             objects::Parent::Node(parent) => {
@@ -869,12 +872,12 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
 
 impl Out<'_> {
     fn object_text(&mut self, path: &str, detail: &str, start: usize, text: String) {
-        let length = objects::to_i32(text.chars().count());
+        let length = to_i32(text.chars().count());
         self.event(
             path,
             OBJECT,
             "TextChanged",
-            (detail, objects::to_i32(start), length, Value::from(text)),
+            (detail, to_i32(start), length, Value::from(text)),
         );
     }
 }
@@ -894,13 +897,7 @@ fn selection_moved(
     let caret = |s: Option<TextSelectionOffsets>| s.map(|s| s.focus);
     if caret(old) != caret(new) {
         if let Some(offset) = caret(new) {
-            out.object(
-                path,
-                "TextCaretMoved",
-                "",
-                objects::to_i32(offset),
-                Value::I32(0),
-            );
+            out.object(path, "TextCaretMoved", "", to_i32(offset), Value::I32(0));
         }
     }
     let selected = |s: Option<TextSelectionOffsets>| {
@@ -976,7 +973,7 @@ fn active_descendant_changes(
         let Some(descendant) = new.and_then(|id| lookup(app, surface, id)) else {
             continue;
         };
-        let index = objects::to_i32(objects::index_in_parent(&descendant));
+        let index = to_i32(objects::index_in_parent(&descendant));
         out.object(
             path,
             "ActiveDescendantChanged",
@@ -1056,7 +1053,7 @@ pub fn focus_events(app: &AppContext, surface: SurfaceId, gained: bool) -> Vec<M
         node: root,
     };
     let root_path = root_ctx.path();
-    let window_name = accessible::name(&root_ctx);
+    let window_name = describe::name(&root_ctx);
     let member = if gained { "Activate" } else { "Deactivate" };
     out.event(
         root_path.as_str(),

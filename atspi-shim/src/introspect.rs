@@ -9,8 +9,9 @@ use std::fmt::Write as _;
 
 use zbus::message::Message;
 
-use crate::dispatch::{self, INTROSPECTABLE_INTERFACE};
+use crate::dispatch;
 use crate::model::context::AppContext;
+use crate::model::names;
 use crate::model::objects;
 use crate::model::paths::NODE_PREFIX;
 use crate::surface::reply::{method_return, no_args};
@@ -55,7 +56,7 @@ pub(crate) fn call(
 ) -> Result<Handled, CallError> {
     if member != "Introspect" {
         return Err(CallError::UnknownMethod {
-            interface: INTROSPECTABLE_INTERFACE.to_owned(),
+            interface: names::INTROSPECTABLE.to_owned(),
             member: member.to_owned(),
         });
     }

@@ -3,15 +3,15 @@
 //! true at once and hands the request to the bridge; the application
 //! performs it asynchronously.
 
-use crate::interfaces::component::request;
+use crate::model::actions::{actions, has_actions, request, NodeAction};
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
-use crate::model::objects::{client_index, exposure_filter, to_i32};
+use crate::model::index::{client_index, to_i32};
+use crate::model::names;
 use crate::surface::{declare_interface, Acted};
-use accesskit::{Action, ActionData};
 
 declare_interface! {
-    pub(crate) static ACTION = "org.a11y.atspi.Action", on node {
+    pub(crate) static ACTION = names::ACTION, on node {
         fn GetDescription(index: i32) -> (description: String) = description;
         fn GetName(index: i32) -> (name: String) = name;
         fn GetLocalizedName(index: i32) -> (name: String) = name;
@@ -23,70 +23,8 @@ declare_interface! {
     }
 }
 
-/// Standard actions in the order they are listed (primary first), with
-/// their AT-SPI name and description.
-const STANDARD: &[(Action, &str, &str)] = &[
-    (Action::Click, "click", "Activates the object"),
-    (Action::Focus, "focus", "Gives the object keyboard focus"),
-    (Action::Expand, "expand", "Expands the object"),
-    (Action::Collapse, "collapse", "Collapses the object"),
-    (Action::Increment, "increment", "Increases the value"),
-    (Action::Decrement, "decrement", "Decreases the value"),
-    (
-        Action::ShowContextMenu,
-        "show-menu",
-        "Shows the context menu",
-    ),
-    (
-        Action::ScrollIntoView,
-        "scroll-into-view",
-        "Scrolls the object into view",
-    ),
-];
-
-/// One offered action.
-pub(crate) struct NodeAction {
-    pub name: String,
-    pub description: String,
-    pub action: Action,
-    pub data: Option<ActionData>,
-}
-
-/// The node's actions: standard ones it (or its parent for its children)
-/// declares, then its custom actions, named by their description.
-pub(crate) fn actions(ctx: &NodeCtx) -> Vec<NodeAction> {
-    let node = &ctx.node;
-    let mut list: Vec<NodeAction> = STANDARD
-        .iter()
-        .filter(|(action, _, _)| node.supports_action(*action, &exposure_filter))
-        .map(|(action, name, description)| NodeAction {
-            name: (*name).to_owned(),
-            description: (*description).to_owned(),
-            action: *action,
-            data: None,
-        })
-        .collect();
-    list.extend(
-        node.data()
-            .custom_actions()
-            .iter()
-            .map(|custom| NodeAction {
-                name: custom.description.clone(),
-                description: custom.description.clone(),
-                action: Action::CustomAction,
-                data: Some(ActionData::CustomAction(custom.id)),
-            }),
-    );
-    list
-}
-
-/// Cheap check used by `GetInterfaces`/the cache: any action at all.
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    let node = &ctx.node;
-    !node.data().custom_actions().is_empty()
-        || STANDARD
-            .iter()
-            .any(|(action, _, _)| node.supports_action(*action, &exposure_filter))
+    has_actions(ctx)
 }
 
 fn n_actions(ctx: &NodeCtx) -> Result<i32, CallError> {

@@ -1,13 +1,14 @@
 //! `org.a11y.atspi.Application` on the app root: the application's identity
 //! from the sender's hello.
 
-use crate::interfaces::accessible::toolkit_name;
 use crate::model::context::AppContext;
+use crate::model::describe::toolkit_name;
 use crate::model::error::CallError;
+use crate::model::names;
 use crate::surface::{declare_interface, Written};
 
 declare_interface! {
-    pub(crate) static APPLICATION = "org.a11y.atspi.Application", on app {
+    pub(crate) static APPLICATION = names::APPLICATION, on app {
         fn GetLocale(lctype: u32) -> (locale: String) = locale;
         fn GetApplicationBusAddress() -> (address: String) = bus_address;
         property ToolkitName: String = toolkit;

@@ -12,10 +12,13 @@ use newton_cache::SurfaceReplica;
 use newton_push_protocol::SurfaceId;
 use zvariant::ObjectPath;
 
-use crate::interfaces::accessible;
 use crate::model::budgets::GET_ITEMS_BUDGET_BYTES;
 use crate::model::context::{local_id, AppContext, NodeCtx};
-use crate::model::objects::{self, is_exposed_child, to_i32, Parent};
+use crate::model::describe;
+use crate::model::exposure::is_exposed_child;
+use crate::model::index::to_i32;
+use crate::model::names;
+use crate::model::objects::{self, Parent};
 use crate::model::paths::{self, NULL_PATH, ROOT_PATH};
 use crate::surface::declare_interface;
 use crate::{dispatch, model::error::CallError, model::roles, model::states};
@@ -42,7 +45,7 @@ pub type CacheItem<'a> = (
 );
 
 declare_interface! {
-    pub(crate) static CACHE = "org.a11y.atspi.Cache", on app {
+    pub(crate) static CACHE = names::CACHE, on app {
         fn GetItems() -> (nodes: Vec<CacheItem>) = get_items, heavy;
         property version: u32 = crate::surface::interface_version;
     }
@@ -155,7 +158,7 @@ pub(crate) fn root_item<'a>(app: &'a AppContext<'a>) -> CacheItem<'a> {
         crate::model::budgets::bounded_name(app.info.name.clone()),
         atspi_common::Role::Application as u32,
         String::new(),
-        accessible::root_states(),
+        states::root_states(),
     )
 }
 
@@ -187,9 +190,9 @@ fn item<'a>(
         to_i32(index),
         to_i32(child_count),
         dispatch::node_interface_names(ctx),
-        accessible::name(ctx),
+        describe::name(ctx),
         roles::atspi_role(&ctx.node) as u32,
-        accessible::description(&ctx.node),
+        describe::description(&ctx.node),
         states::state_set(ctx),
     )
 }

@@ -32,18 +32,20 @@ use std::collections::HashMap;
 use accesskit_consumer::NodeRef;
 use zvariant::OwnedObjectPath;
 
+use crate::model::actions;
 use crate::model::context::NodeCtx;
-use crate::model::objects::{self, exposed_children};
+use crate::model::describe;
+use crate::model::exposure;
+use crate::model::exposure::exposed_children;
+use crate::model::names;
+use crate::model::objects;
 use crate::model::paths::{self, ObjectAddress, ObjectRef};
 use crate::model::wire::{MatchType, SortOrder, TreeTraversalType, WireEnum};
 use crate::surface::declare_interface;
-use crate::{
-    dispatch, interfaces::accessible, interfaces::action, model::error::CallError, model::roles,
-    model::states,
-};
+use crate::{dispatch, model::error::CallError, model::roles, model::states};
 
 declare_interface! {
-    pub(crate) static COLLECTION = "org.a11y.atspi.Collection", on node {
+    pub(crate) static COLLECTION = names::COLLECTION, on node {
         fn GetMatches(rule: WireRule, sortby: u32 as SortOrder, count: i32, traverse: bool)
             -> (matches: Vec<ObjectRef>) = get_matches, heavy;
         fn GetMatchesTo(
@@ -141,7 +143,7 @@ fn active_descendant(ctx: &NodeCtx) -> Result<ObjectRef, CallError> {
     Ok(ctx
         .node
         .active_descendant()
-        .filter(objects::is_exposed)
+        .filter(exposure::is_exposed)
         .map_or_else(paths::null_ref, |n| ctx.ref_to(&n)))
 }
 
@@ -304,7 +306,7 @@ fn push_subtree<'a>(
 
 fn following_siblings<'a>(node: &NodeRef<'a>) -> Vec<NodeRef<'a>> {
     node.following_siblings()
-        .filter(objects::is_exposed_child)
+        .filter(exposure::is_exposed_child)
         .collect()
 }
 
@@ -409,7 +411,7 @@ impl Rule {
         }
         let have = dispatch::node_interface_names(ctx);
         let action_names: Vec<String> = if self.interfaces.iter().any(|c| c.action.is_some()) {
-            action::actions(ctx)
+            actions::actions(ctx)
                 .into_iter()
                 .map(|a| a.name.to_lowercase())
                 .collect()
@@ -436,7 +438,7 @@ impl Rule {
         if self.attributes.is_empty() {
             return true;
         }
-        let have: HashMap<String, String> = accessible::attributes(ctx)
+        let have: HashMap<String, String> = describe::attributes(ctx)
             .into_iter()
             .map(|(name, value)| (name.to_lowercase(), value.to_lowercase()))
             .collect();

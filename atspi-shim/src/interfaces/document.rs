@@ -20,14 +20,17 @@ use accesskit_consumer::NodeRef;
 use std::collections::BTreeMap;
 
 use crate::interfaces::hypertext::{node_of, object_ref};
-use crate::interfaces::text::{action_on, model_at, to_i32, Env, TextOn};
+use crate::interfaces::text::{model_at, Env, TextOn};
+use crate::model::actions::action_on;
+use crate::model::index::to_i32;
+use crate::model::names;
 use crate::model::paths::ObjectRef;
 use crate::surface::{declare_interface, Acted};
 use crate::{model::context::NodeCtx, model::error::CallError};
 #[cfg(test)]
 use {crate::surface::reply::Handled, zvariant::OwnedValue};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Document";
+pub(crate) const INTERFACE: &str = names::DOCUMENT;
 
 declare_interface! {
     pub(crate) static DOCUMENT = INTERFACE, on text, tested through (handle_on, property_on) {

@@ -19,12 +19,14 @@
 use accesskit::{Action, ActionData};
 use accesskit_consumer::NodeRef;
 
-use crate::interfaces::text::{action_on, text_of};
+use crate::interfaces::text::text_of;
+use crate::model::actions::action_on;
+use crate::model::names;
 use crate::surface::{declare_interface, Acted};
 use crate::{model::context::NodeCtx, model::error::CallError};
 
 declare_interface! {
-    pub(crate) static EDITABLE_TEXT = "org.a11y.atspi.EditableText", on node_ref {
+    pub(crate) static EDITABLE_TEXT = names::EDITABLE_TEXT, on node_ref {
         fn SetTextContents(new_contents: String) -> (success: bool) = set_text_contents, acting;
         fn InsertText(position: i32, text: String, length: i32) -> (success: bool)
             = insert_text, acting;

@@ -10,15 +10,17 @@
 use accesskit_consumer::NodeRef;
 
 use crate::interfaces::hypertext::{is_link, link_index, object_ref, text_parent};
-use crate::interfaces::text::{model_at, to_i32, Env, TextOn};
+use crate::interfaces::text::{model_at, Env, TextOn};
 use crate::model::context::local_id;
+use crate::model::index::to_i32;
+use crate::model::names;
 use crate::model::paths::{null_ref, ObjectRef};
 use crate::surface::declare_interface;
 use crate::{model::context::NodeCtx, model::error::CallError};
 #[cfg(test)]
 use {crate::surface::reply::Handled, zvariant::OwnedValue};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hyperlink";
+pub(crate) const INTERFACE: &str = names::HYPERLINK;
 
 declare_interface! {
     /// Served by link nodes and by their hyperlink objects.
@@ -47,7 +49,7 @@ pub(crate) fn is_hyperlink(env: &Env, node: &NodeRef) -> bool {
 
 /// The block whose text holds `node`'s U+FFFC, in the per-block layout.
 fn embedding_block<'a>(env: &Env, node: &NodeRef<'a>) -> Option<NodeRef<'a>> {
-    if node.is_root() || !crate::model::objects::is_exposed(node) {
+    if node.is_root() || !crate::model::exposure::is_exposed(node) {
         return None;
     }
     node.parent()

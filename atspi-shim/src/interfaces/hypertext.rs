@@ -28,16 +28,18 @@ use accesskit::{NodeId, Role, TreeId};
 use accesskit_consumer::NodeRef;
 
 use crate::model::context::local_id;
-use crate::model::objects;
+use crate::model::exposure;
+use crate::model::names;
 use crate::model::paths::{self, null_ref, ObjectAddress, ObjectRef};
 
-use crate::interfaces::text::{model_at, to_i32, Env, TextLayout, TextModel, TextOn};
+use crate::interfaces::text::{model_at, Env, TextLayout, TextModel, TextOn};
+use crate::model::index::to_i32;
 use crate::surface::declare_interface;
 #[cfg(test)]
 use crate::surface::reply::Handled;
 use crate::{model::context::NodeCtx, model::error::CallError};
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Hypertext";
+pub(crate) const INTERFACE: &str = names::HYPERTEXT;
 
 declare_interface! {
     pub(crate) static HYPERTEXT = INTERFACE, on text, tested through (handle_on, property_on) {
@@ -90,7 +92,7 @@ fn link_of<'a>(run: &NodeRef<'a>, root: &NodeRef) -> Option<NodeRef<'a>> {
         if node.id() == root.id() {
             return None;
         }
-        if is_link(&node) && objects::is_exposed(&node) {
+        if is_link(&node) && exposure::is_exposed(&node) {
             // The link's hypertext is its nearest text-bearing ancestor
             // (`Hyperlink.StartIndex` counts there); an enclosing text
             // showing the same runs does not list it.
@@ -215,7 +217,7 @@ pub(crate) fn has_links(env: &Env, node: &NodeRef) -> bool {
     if env.layout.is_block_text(node) {
         return node
             .children()
-            .any(|child| objects::is_exposed_child(&child));
+            .any(|child| exposure::is_exposed_child(&child));
     }
     node.supports_text_ranges()
         && model_at(env, *node).is_some_and(|model| offers_hypertext(env, link_index(&model)))

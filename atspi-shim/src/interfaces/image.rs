@@ -1,16 +1,17 @@
 //! `org.a11y.atspi.Image` for image-like nodes.
 
-use crate::interfaces::accessible;
-use crate::interfaces::component::extents;
 use crate::model::context::NodeCtx;
 use crate::model::coords::to_xywh;
+use crate::model::describe;
 use crate::model::error::CallError;
+use crate::model::geometry::extents;
+use crate::model::names;
 use crate::model::wire::CoordType;
-use crate::surface::{declare_interface, Target};
+use crate::surface::declare_interface;
 use accesskit::Role;
 
 declare_interface! {
-    pub(crate) static IMAGE = "org.a11y.atspi.Image", on node {
+    pub(crate) static IMAGE = names::IMAGE, on node {
         fn GetImageExtents(coord_type: u32 as CoordType) -> (extents: (i32, i32, i32, i32))
             = image_extents;
         fn GetImagePosition(coord_type: u32 as CoordType) -> (x: i32, y: i32) = image_position;
@@ -32,11 +33,11 @@ fn image_description(ctx: &NodeCtx) -> Result<String, CallError> {
     Ok(ctx
         .node
         .description()
-        .unwrap_or_else(|| accessible::name(ctx)))
+        .unwrap_or_else(|| describe::name(ctx)))
 }
 
 fn image_locale(ctx: &NodeCtx) -> Result<String, CallError> {
-    accessible::locale_of(Target::Node(ctx))
+    Ok(describe::locale(ctx))
 }
 
 fn image_extents(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32, i32, i32), CallError> {

@@ -9,17 +9,19 @@
 //! only offered when the item declares Click. SelectAll and ClearSelection
 //! have no AccessKit equivalent and answer false.
 
-use crate::interfaces::component::request;
+use crate::model::actions::request;
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
-use crate::model::objects::{client_index, exposed_children, exposure_filter, to_i32};
+use crate::model::exposure::{exposed_children, exposure_filter};
+use crate::model::index::{client_index, to_i32};
+use crate::model::names;
 use crate::model::paths::ObjectRef;
 use crate::surface::{declare_interface, Acted};
 use accesskit::Action;
 use accesskit_consumer::NodeRef;
 
 declare_interface! {
-    pub(crate) static SELECTION = "org.a11y.atspi.Selection", on node {
+    pub(crate) static SELECTION = names::SELECTION, on node {
         fn GetSelectedChild(selected_child_index: i32) -> (child: ObjectRef) = selected_child;
         fn SelectChild(child_index: i32) -> (success: bool) = select_child, acting;
         fn DeselectSelectedChild(selected_child_index: i32) -> (success: bool)

@@ -1,15 +1,16 @@
 //! `org.a11y.atspi.TableCell` on cells inside a table (see `table.rs` for
 //! how positions are computed).
 
-use crate::interfaces::table::{is_cell, table_of, Grid};
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
-use crate::model::objects::to_i32;
+use crate::model::grid::{in_table, table_of, Grid};
+use crate::model::index::to_i32;
+use crate::model::names;
 use crate::model::paths::ObjectRef;
 use crate::surface::declare_interface;
 
 declare_interface! {
-    pub(crate) static TABLE_CELL = "org.a11y.atspi.TableCell", on node {
+    pub(crate) static TABLE_CELL = names::TABLE_CELL, on node {
         // `iiii`, not the `biiii` of xml/TableCell.xml: libatspi reads
         // "=>iiii" and atk-bridge sends four INT32, so a leading boolean makes
         // every libatspi client fail with a signature mismatch.
@@ -26,7 +27,7 @@ declare_interface! {
 }
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    is_cell(&ctx.node) && table_of(&ctx.node).is_some()
+    in_table(&ctx.node)
 }
 
 /// (row, column, row span, column span) of the cell, if it is placed.
@@ -35,19 +36,6 @@ fn placement(ctx: &NodeCtx) -> Option<(usize, usize, usize, usize)> {
     let grid = Grid::cached(&table, ctx.models());
     grid.cell_of(&ctx.node)
         .map(|c| (c.row, c.column, c.row_span, c.column_span))
-}
-
-/// The cell's index in its table's `Table.GetIndexAt` numbering
-/// (`row * NColumns + column`), if the table places it inside its grid.
-pub(crate) fn table_index(ctx: &NodeCtx) -> Option<usize> {
-    let table = table_of(&ctx.node)?;
-    let grid = Grid::cached(&table, ctx.models());
-    let cell = grid.cell_of(&ctx.node)?;
-    (cell.row < grid.row_count && cell.column < grid.column_count).then(|| {
-        cell.row
-            .saturating_mul(grid.column_count)
-            .saturating_add(cell.column)
-    })
 }
 
 /// (row, column, row span, column span), an unplaced cell at (0, 0) 1×1.

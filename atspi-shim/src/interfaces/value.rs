@@ -12,14 +12,15 @@
 use accesskit::{Action, ActionData};
 use zvariant::Value;
 
-use crate::interfaces::component::request;
+use crate::model::actions::request;
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
-use crate::model::objects::exposure_filter;
+use crate::model::exposure::exposure_filter;
+use crate::model::names;
 use crate::surface::{declare_interface, Written};
 
 declare_interface! {
-    pub(crate) static VALUE = "org.a11y.atspi.Value", on node {
+    pub(crate) static VALUE = names::VALUE, on node {
         property version: u32 = crate::surface::interface_version;
         property MinimumValue: f64 = minimum;
         property MaximumValue: f64 = maximum;

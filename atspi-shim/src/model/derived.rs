@@ -22,12 +22,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use accesskit::NodeId;
-use accesskit_consumer::FullNodeId;
+use accesskit_consumer::{FullNodeId, NodeRef};
 use newton_cache::AppReplica;
 use newton_push_protocol::SurfaceId;
 
-use crate::interfaces::table::GridData;
-use crate::interfaces::text::TextData;
+use crate::interfaces::text::{TextData, TextLayout, TextModel};
+use crate::model::grid::{Grid, GridData};
 
 /// Surfaces with models kept at once. The daemon drops the models of gone
 /// surfaces after each change; this bounds the map for callers that never do.
@@ -186,6 +186,33 @@ impl ModelsAt<'_> {
             kept.push((key, Arc::clone(&model)));
         }
         Ok(model)
+    }
+}
+
+/// `TextModel::cached` and `Grid::cached`: each model through the kept ones.
+impl<'a> TextModel<'a> {
+    /// The model of `node`'s text in the surface state `models` stands for,
+    /// reusing the one kept there (by any thread) when the node's text was
+    /// modelled already.
+    pub(crate) fn cached(
+        node: NodeRef<'a>,
+        layout: TextLayout,
+        models: ModelsAt<'_>,
+    ) -> Option<Self> {
+        let data = models.text(node.locate().0, || {
+            Self::of(node, layout).map(|model| model.data)
+        })?;
+        Some(TextModel { root: node, data })
+    }
+}
+
+impl<'a> Grid<'a> {
+    /// The grid of `table` in the surface state `models` stands for,
+    /// reusing the one kept there (by any thread) when this table's grid
+    /// was built already.
+    pub(crate) fn cached(table: &NodeRef<'a>, models: ModelsAt<'_>) -> Self {
+        let data = models.grid(table.id(), || Arc::new(GridData::of(table)));
+        Grid::with(table, data)
     }
 }
 

@@ -1,9 +1,16 @@
+pub(crate) mod actions;
 pub mod budgets;
 pub mod context;
 pub mod coords;
 pub mod derived;
+pub(crate) mod describe;
 pub mod error;
+pub(crate) mod exposure;
+pub(crate) mod geometry;
+pub(crate) mod grid;
 pub mod host;
+pub(crate) mod index;
+pub(crate) mod names;
 pub(crate) mod objects;
 pub mod paths;
 pub(crate) mod relations;

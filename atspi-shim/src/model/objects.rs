@@ -1,9 +1,9 @@
-//! The exposed object tree: which replica nodes are AT-SPI objects, their
-//! parents, children and indices, and resolving a call's path to an object.
+//! The exposed object tree: the AT-SPI objects' parents, children and
+//! indices, and resolving a call's path to an object.
 //!
-//! Exposure rule: a node is exposed unless it is a `TextRun` (its text belongs
-//! to the text-bearing parent) or hidden (itself or an ancestor).
-//! `GenericContainer` is exposed (as PANEL). Because exclusion always drops a
+//! Exposure rule (`exposure.rs`): a node is exposed unless it is a `TextRun`
+//! (its text belongs to the text-bearing parent) or hidden (itself or an
+//! ancestor). `GenericContainer` is exposed (as PANEL). Because exclusion always drops a
 //! whole subtree, an exposed node's AT-SPI parent is its replica parent, and a
 //! surface's tree root has the app root as parent.
 //!
@@ -13,13 +13,14 @@
 //! lookup costs O(depth) for the inherited hidden flag (depth is capped by
 //! the validator).
 
-use accesskit::{NodeId, Role, TreeId};
-use accesskit_consumer::{FilterResult, NodeRef};
+use accesskit::{NodeId, TreeId};
+use accesskit_consumer::NodeRef;
 use newton_cache::SurfaceReplica;
 
 use crate::interfaces::hyperlink;
 use crate::model::context::{local_id, AppContext, NodeCtx};
 use crate::model::error::CallError;
+use crate::model::exposure::{exposed_children, is_exposed, is_exposed_child};
 use crate::model::paths::{self, ObjectAddress};
 
 /// What a call's path resolved to.
@@ -69,31 +70,6 @@ pub(crate) fn node_ctx<'a>(
     is_exposed(&node).then_some(NodeCtx { app, surface, node })
 }
 
-/// Filter for the consumer's traversal helpers (hit testing, action support
-/// inherited from the parent): the exposure rule, node by node.
-pub(crate) fn exposure_filter(node: &NodeRef) -> FilterResult {
-    if is_excluded_here(node) {
-        FilterResult::ExcludeSubtree
-    } else {
-        FilterResult::Include
-    }
-}
-
-/// Exclusion judged on the node's own data (its parent being exposed).
-fn is_excluded_here(node: &NodeRef) -> bool {
-    node.role() == Role::TextRun || node.data().is_hidden()
-}
-
-/// Whether a child of an exposed node is exposed: O(1).
-pub(crate) fn is_exposed_child(node: &NodeRef) -> bool {
-    !is_excluded_here(node)
-}
-
-/// Whether any node is exposed: O(depth) for the inherited hidden flag.
-pub(crate) fn is_exposed(node: &NodeRef) -> bool {
-    node.role() != Role::TextRun && !node.is_hidden()
-}
-
 /// The surface's tree root, if the surface has a tree and its root is exposed.
 pub(crate) fn surface_root(surface: &SurfaceReplica) -> Option<NodeRef<'_>> {
     let root = surface.tree()?.state().root();
@@ -105,13 +81,6 @@ pub(crate) fn root_children<'a>(app: &'a AppContext<'a>) -> impl Iterator<Item =
     app.replica
         .surfaces()
         .filter_map(move |surface| surface_root(surface).map(|node| NodeCtx { app, surface, node }))
-}
-
-/// Exposed children of an exposed node, in the producer's order.
-pub(crate) fn exposed_children<'a>(
-    node: &NodeRef<'a>,
-) -> impl DoubleEndedIterator<Item = NodeRef<'a>> + 'a {
-    node.children().filter(is_exposed_child)
 }
 
 /// Number of exposed children: O(1) unless the node has children that are
@@ -180,14 +149,4 @@ pub(crate) fn index_in_parent(ctx: &NodeCtx) -> usize {
         }
         None => 0,
     }
-}
-
-/// Converts an index sent by a client, rejecting negatives.
-pub(crate) fn client_index(index: i32) -> Result<usize, CallError> {
-    usize::try_from(index).map_err(|_| CallError::InvalidArgs(format!("index {index} is negative")))
-}
-
-/// Saturating conversion for counts and indices sent as `i`.
-pub(crate) fn to_i32(value: usize) -> i32 {
-    i32::try_from(value).unwrap_or(i32::MAX)
 }

@@ -11,7 +11,7 @@ use accesskit_consumer::NodeRef;
 use atspi_common::RelationType;
 
 use crate::model::context::NodeCtx;
-use crate::model::objects::is_exposed;
+use crate::model::exposure::is_exposed;
 use crate::model::paths::ObjectRef;
 
 type Relation = (u32, Vec<ObjectRef>);

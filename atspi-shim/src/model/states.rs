@@ -7,7 +7,7 @@ use atspi_common::{State, StateSet};
 use newton_cache::SurfaceReplica;
 
 use crate::model::context::NodeCtx;
-use crate::model::objects::exposure_filter;
+use crate::model::exposure::exposure_filter;
 
 /// `GetState` (and the Cache item's `au`).
 pub(crate) fn state_set(ctx: &NodeCtx) -> StateSet {
@@ -220,4 +220,10 @@ fn insert_flag_states(node: &NodeRef, set: &mut StateSet) {
         Some(Orientation::Vertical) => set.insert(State::Vertical),
         None => {}
     }
+}
+
+/// The app root is always enabled and showing.
+pub(crate) fn root_states() -> atspi_common::StateSet {
+    use atspi_common::State;
+    atspi_common::StateSet::new(State::Enabled | State::Sensitive | State::Showing | State::Visible)
 }

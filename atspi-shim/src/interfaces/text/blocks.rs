@@ -78,7 +78,7 @@ fn in_document_outside_inputs(node: &NodeRef) -> bool {
 /// (stops at the first), or else a plain-string fallback.
 pub(crate) fn has_block_text(node: &NodeRef) -> bool {
     node.children().any(|child| {
-        child.role() == Role::TextRun || crate::model::objects::is_exposed_child(&child)
+        child.role() == Role::TextRun || crate::model::exposure::is_exposed_child(&child)
     }) || plain_text_of(node).is_some()
 }
 
@@ -125,7 +125,7 @@ impl<'a> TextModel<'a> {
                 line_start_pending = false;
                 words.add_run(&child, &run);
                 model.runs.push(run);
-            } else if crate::model::objects::is_exposed_child(&child) {
+            } else if crate::model::exposure::is_exposed_child(&child) {
                 let offset = model.push_embedded(child.locate().0);
                 // An object is a word of its own.
                 words.add_offset(offset);

@@ -2,6 +2,7 @@
 //! text model, routing the actions it asks for.
 
 use super::*;
+use crate::model::names;
 use crate::model::wire::{TextBoundaryType, TextGranularity};
 use crate::surface::{declare_interface, Acted};
 
@@ -12,7 +13,7 @@ type Unit = (String, i32, i32);
 /// A box in client coordinates: `(x, y, width, height)`.
 type Xywh = (i32, i32, i32, i32);
 
-pub(crate) const INTERFACE: &str = "org.a11y.atspi.Text";
+pub(crate) const INTERFACE: &str = names::TEXT;
 
 declare_interface! {
     pub(crate) static TEXT = INTERFACE, on text, tested through (handle_on, property_on) {
@@ -120,7 +121,7 @@ impl<'a> TextOn<'a> {
 
 /// The text layout of the node's application (`blocks.rs`).
 pub(crate) fn layout_of(ctx: &NodeCtx) -> TextLayout {
-    TextLayout::for_toolkit(crate::interfaces::accessible::toolkit_name(ctx.app))
+    TextLayout::for_toolkit(crate::model::describe::toolkit_name(ctx.app))
 }
 
 /// Whether this node gets the Text interface.
@@ -408,19 +409,4 @@ fn with_action(action: Option<ActionRequest>) -> Acted<bool> {
         Some(action) => Acted::with(true, action),
         None => Acted::without(false),
     }
-}
-
-/// An action request aimed at `node` in its own tree.
-pub(crate) fn action_on(node: &NodeRef, action: Action, data: Option<ActionData>) -> ActionRequest {
-    let (target_node, target_tree) = node.locate();
-    ActionRequest {
-        action,
-        target_tree,
-        target_node,
-        data,
-    }
-}
-
-pub(crate) fn to_i32(value: usize) -> i32 {
-    i32::try_from(value).unwrap_or(i32::MAX)
 }

@@ -60,9 +60,11 @@ use accesskit_consumer::{FilterResult, NodeRef};
 use newton_push_protocol::{Geometry, SurfaceId};
 use zvariant::OwnedValue;
 
+use crate::model::actions::action_on;
 use crate::model::budgets::bounded_text;
 use crate::model::coords;
 use crate::model::derived::ModelsAt;
+use crate::model::index::to_i32;
 use crate::model::wire::{CoordType, ScrollType};
 #[cfg(test)]
 use crate::surface::reply::Handled;

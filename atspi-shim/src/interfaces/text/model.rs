@@ -52,7 +52,7 @@ pub(crate) struct Run {
 /// A node's text flattened for code-point arithmetic.
 pub(crate) struct TextModel<'a> {
     pub root: NodeRef<'a>,
-    pub(super) data: Arc<TextData>,
+    pub(crate) data: Arc<TextData>,
 }
 
 impl std::ops::Deref for TextModel<'_> {
@@ -207,7 +207,7 @@ impl<'a> TextModel<'a> {
     pub(crate) fn of(node: NodeRef<'a>, layout: TextLayout) -> Option<Self> {
         if layout.is_block_text(&node) {
             let has_children = node.children().any(|child| {
-                child.role() == Role::TextRun || crate::model::objects::is_exposed_child(&child)
+                child.role() == Role::TextRun || crate::model::exposure::is_exposed_child(&child)
             });
             if has_children {
                 return Some(Self::from_blocks(node));
@@ -263,20 +263,6 @@ impl<'a> TextModel<'a> {
             root,
             data: Arc::new(model),
         }
-    }
-
-    /// The model of `node`'s text in the surface state `models` stands for,
-    /// reusing the one kept there (by any thread) when the node's text was
-    /// modelled already (see `crate::model::derived`).
-    pub(crate) fn cached(
-        node: NodeRef<'a>,
-        layout: TextLayout,
-        models: ModelsAt<'_>,
-    ) -> Option<Self> {
-        let data = models.text(node.locate().0, || {
-            Self::of(node, layout).map(|model| model.data)
-        })?;
-        Some(TextModel { root: node, data })
     }
 
     /// The shared model itself (tests of the cache).

@@ -8,9 +8,9 @@ use newton_cache::{AppReplica, Limits};
 use newton_push_protocol::SurfaceId;
 
 use super::DerivedModels;
-use crate::interfaces::table::Grid;
 use crate::interfaces::text::tests::{node, tree};
 use crate::interfaces::text::{TextLayout, TextModel};
+use crate::model::grid::Grid;
 
 /// A window with a label (node 1, text `label`) and a one-cell table
 /// (node 2, its row 3, its cell 4).
@@ -167,4 +167,89 @@ fn gone_surfaces_are_dropped_and_the_map_is_bounded() {
     assert_eq!(models.surfaces_kept(), super::MAX_SURFACES);
     models.retain_current(&replica);
     assert_eq!(models.surfaces_kept(), 0, "the replica has no surface");
+}
+
+/// Grids of one table across generations.
+mod grids {
+    use accesskit::{Node, NodeId, Role};
+
+    use crate::interfaces::text::tests::{node, tree};
+    use crate::model::derived::DerivedModels;
+    use crate::model::grid::{Grid, BUILDS};
+    use newton_push_protocol::SurfaceId;
+
+    fn builds() -> usize {
+        BUILDS.with(std::cell::Cell::get)
+    }
+
+    /// A 2 × 3 table: a header row ("A", "B", "C" column headers) and one
+    /// row of cells, the middle one with `label`.
+    fn table(label: &str) -> accesskit_consumer::Tree {
+        let mut root = Node::new(Role::Window);
+        root.set_children(vec![NodeId(1)]);
+        let mut table = Node::new(Role::Table);
+        table.set_children(vec![NodeId(2), NodeId(3)]);
+        let mut header = Node::new(Role::Row);
+        header.set_children(vec![NodeId(10), NodeId(11), NodeId(12)]);
+        let mut row = Node::new(Role::Row);
+        row.set_children(vec![NodeId(20), NodeId(21), NodeId(22)]);
+        let mut nodes = vec![(0, root), (1, table), (2, header), (3, row)];
+        for (id, name) in [(10, "A"), (11, "B"), (12, "C")] {
+            let mut cell = Node::new(Role::ColumnHeader);
+            cell.set_label(name);
+            nodes.push((id, cell));
+        }
+        for (id, name) in [(20, "a1"), (21, label), (22, "c1")] {
+            let mut cell = Node::new(Role::Cell);
+            cell.set_label(name);
+            nodes.push((id, cell));
+        }
+        tree(nodes)
+    }
+
+    #[test]
+    fn a_grid_is_built_once_per_generation_and_table() {
+        let first = table("b1");
+        let t = node(&first, 1);
+        let models = DerivedModels::new();
+        let before = builds();
+        let grid = Grid::cached(&t, models.at(SurfaceId(1), 1_000_001));
+        assert_eq!((grid.row_count, grid.column_count), (2, 3));
+        let again = Grid::cached(&t, models.at(SurfaceId(1), 1_000_001));
+        let b1 = again.cell_at(1, 1).expect("a cell at (1, 1)");
+        assert_eq!(b1.node.label().as_deref(), Some("b1"));
+        assert_eq!(builds(), before + 1, "the second call reuses the grid");
+        // Another generation (a commit was applied): built again, and the
+        // answers are the new tree's.
+        let second = table("b1 (edited)");
+        let t2 = node(&second, 1);
+        let grid = Grid::cached(&t2, models.at(SurfaceId(1), 1_000_002));
+        let edited = grid.cell_at(1, 1).expect("a cell at (1, 1)");
+        assert_eq!(edited.node.label().as_deref(), Some("b1 (edited)"));
+        assert_eq!(builds(), before + 2);
+    }
+
+    #[test]
+    fn cached_answers_equal_fresh_ones() {
+        let t = table("b1");
+        let table = node(&t, 1);
+        let fresh = Grid::of(&table);
+        let models = DerivedModels::new();
+        let cached = Grid::cached(&table, models.at(SurfaceId(1), 2_000_001));
+        for row in 0..3 {
+            for column in 0..4 {
+                let a = fresh.cell_at(row, column).map(|c| c.node.id());
+                let b = cached.cell_at(row, column).map(|c| c.node.id());
+                assert_eq!(a, b, "cell at ({row}, {column})");
+            }
+        }
+        let b1 = node(&t, 21);
+        let placed = cached.cell_of(&b1).expect("b1 is placed");
+        assert_eq!((placed.row, placed.column), (1, 1));
+        let headers: Vec<_> = cached
+            .column_headers(1)
+            .map(|h| h.node.label().unwrap_or_default())
+            .collect();
+        assert_eq!(headers, vec!["B".to_string()]);
+    }
 }
