@@ -296,9 +296,10 @@ fn additions<'a>(
         let Some(ctx) = lookup(app, surface, *id) else {
             continue;
         };
-        let parent_added = ctx.node.parent().is_some_and(|p| {
-            !ctx.node.is_root() && added.contains(&crate::model::context::local_id(&p))
-        });
+        let parent_added = ctx
+            .node
+            .parent()
+            .is_some_and(|p| !ctx.node.is_root() && added.contains(&paths::local_id(&p)));
         let is_subtree_root = !parent_added;
         if per_node || is_subtree_root {
             out.push(
@@ -348,8 +349,7 @@ fn announce_child_added(ctx: &NodeCtx, out: &mut Out) {
     match objects::parent(ctx) {
         objects::Parent::AppRoot => out.object(ROOT_PATH, "ChildrenChanged", "add", index, child),
         objects::Parent::Node(parent) => {
-            let parent_path =
-                paths::node_path(ctx.surface.id(), crate::model::context::local_id(&parent));
+            let parent_path = paths::node_path(ctx.surface.id(), paths::local_id(&parent));
             out.object(parent_path.as_str(), "ChildrenChanged", "add", index, child);
         }
     }
@@ -557,7 +557,7 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
 /// A header cell's or heading's Text is its name (`text::has_name_as_text`),
 /// so a new name is also a text edit.
 fn named_text_changed(ctx: &NodeCtx, old: &Option<String>, new: &Option<String>, out: &mut Out) {
-    if !crate::interfaces::text::has_name_as_text(&ctx.node) {
+    if !crate::model::text::has_name_as_text(&ctx.node) {
         return;
     }
     text_edited(ctx.path().as_str(), old, new, out);
@@ -631,7 +631,7 @@ fn visibility_changed(
         let parent_path = match objects::parent(&ctx) {
             objects::Parent::AppRoot => paths::static_path(ROOT_PATH),
             objects::Parent::Node(parent) => {
-                paths::node_path(surface.id(), crate::model::context::local_id(&parent))
+                paths::node_path(surface.id(), paths::local_id(&parent))
             }
         };
         out.state(ctx.path().as_str(), State::Showing, false);
@@ -714,7 +714,7 @@ fn selection_containers(
         let Some(container) = ctx.node.selection_container(&exposure_filter) else {
             continue;
         };
-        let id = crate::model::context::local_id(&container);
+        let id = paths::local_id(&container);
         if done.insert(id) {
             out.object(
                 paths::node_path(surface.id(), id).as_str(),
@@ -778,14 +778,14 @@ fn dialog_activation(
     }
     if let Some(dialog) = before {
         out.state(
-            paths::node_path(surface.id(), crate::model::context::local_id(&dialog)).as_str(),
+            paths::node_path(surface.id(), paths::local_id(&dialog)).as_str(),
             State::Active,
             false,
         );
     }
     if let Some(dialog) = after {
         out.state(
-            paths::node_path(surface.id(), crate::model::context::local_id(&dialog)).as_str(),
+            paths::node_path(surface.id(), paths::local_id(&dialog)).as_str(),
             State::Active,
             true,
         );
@@ -796,7 +796,7 @@ fn text_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     let Some(ctx) = lookup(app, surface, update.id) else {
         return;
     };
-    if crate::interfaces::text::layout_of(&ctx).is_block_text(&ctx.node) {
+    if crate::model::text_env::layout_of(&ctx).is_block_text(&ctx.node) {
         block_text_changes(&ctx, update, out);
         return;
     }
@@ -833,7 +833,7 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
             let edit = text_edit(old, new);
             for (detail, piece) in [("delete", edit.deleted), ("insert", edit.inserted)] {
                 let Some((start, text)) = piece else { continue };
-                if let Some((block, at)) = crate::interfaces::text::block_offset(holder, start) {
+                if let Some((block, at)) = crate::model::text::block_offset(holder, start) {
                     out.object_text(path_of(&block).as_str(), detail, at, text);
                 }
             }
@@ -842,8 +842,8 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
     let focused = states::is_focused(ctx.surface, holder);
     let in_block = |selection: Option<TextSelectionOffsets>| {
         let selection = selection?;
-        let (block, focus) = crate::interfaces::text::block_offset(holder, selection.focus)?;
-        let anchor = match crate::interfaces::text::block_offset(holder, selection.anchor) {
+        let (block, focus) = crate::model::text::block_offset(holder, selection.focus)?;
+        let anchor = match crate::model::text::block_offset(holder, selection.anchor) {
             Some((anchor_block, anchor)) if anchor_block.id() == block.id() => anchor,
             // A selection across blocks: this block's part runs from its start.
             _ => 0,

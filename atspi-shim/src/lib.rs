@@ -31,6 +31,9 @@ pub mod dispatch;
 pub mod events;
 mod interfaces;
 mod introspect;
+
+#[cfg(test)]
+mod block_layout_tests;
 mod model;
 pub mod surface;
 

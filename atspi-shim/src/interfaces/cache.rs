@@ -13,12 +13,13 @@ use newton_push_protocol::SurfaceId;
 use zvariant::ObjectPath;
 
 use crate::model::budgets::GET_ITEMS_BUDGET_BYTES;
-use crate::model::context::{local_id, AppContext, NodeCtx};
+use crate::model::context::{AppContext, NodeCtx};
 use crate::model::describe;
 use crate::model::exposure::is_exposed_child;
 use crate::model::index::to_i32;
 use crate::model::names;
 use crate::model::objects::{self, Parent};
+use crate::model::paths::local_id;
 use crate::model::paths::{self, NULL_PATH, ROOT_PATH};
 use crate::surface::declare_interface;
 use crate::{dispatch, model::error::CallError, model::roles, model::states};

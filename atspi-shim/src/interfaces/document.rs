@@ -19,12 +19,13 @@ use accesskit::{Action, ActionData, Role};
 use accesskit_consumer::NodeRef;
 use std::collections::BTreeMap;
 
-use crate::interfaces::hypertext::{node_of, object_ref};
-use crate::interfaces::text::{model_at, Env, TextOn};
 use crate::model::actions::action_on;
+use crate::model::hyperlinks::{node_of, object_ref};
 use crate::model::index::to_i32;
 use crate::model::names;
 use crate::model::paths::ObjectRef;
+use crate::model::roles::is_document;
+use crate::model::text_env::{model_at, Env, TextOn};
 use crate::surface::{declare_interface, Acted};
 use crate::{model::context::NodeCtx, model::error::CallError};
 #[cfg(test)]
@@ -57,16 +58,9 @@ pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     is_document(&ctx.node)
 }
 
-pub(crate) fn is_document(node: &NodeRef) -> bool {
-    matches!(
-        node.role(),
-        Role::Document | Role::RootWebArea | Role::PdfRoot
-    )
-}
-
 #[cfg(test)]
 pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
-    let env = crate::interfaces::text::tests::ENV;
+    let env = crate::model::text_env::ENV;
     property_on(TextOn { env, node }, name)
 }
 
@@ -211,7 +205,9 @@ fn set_text_selections(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interfaces::text::tests::{body, chars, message, node, run, tree, ENV};
+    use crate::model::fixtures::{chars, node, run, tree};
+    use crate::model::text_env::ENV;
+    use crate::surface::testing::{body, message};
     use accesskit::{Node, NodeId, TextPosition, TextSelection};
     use zvariant::OwnedObjectPath;
 

@@ -19,9 +19,9 @@
 use accesskit::{Action, ActionData};
 use accesskit_consumer::NodeRef;
 
-use crate::interfaces::text::text_of;
 use crate::model::actions::action_on;
 use crate::model::names;
+use crate::model::text_env::text_of;
 use crate::surface::{declare_interface, Acted};
 use crate::{model::context::NodeCtx, model::error::CallError};
 
@@ -185,7 +185,7 @@ fn deleted(current: &str, start: i32, end: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interfaces::text::tests::{chars, node, run, tree};
+    use crate::model::fixtures::{chars, node, run, tree};
     use accesskit::{ActionRequest, Node, NodeId, Role, TreeId};
 
     fn fields() -> accesskit_consumer::Tree {

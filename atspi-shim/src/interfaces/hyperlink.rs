@@ -7,16 +7,15 @@
 //! (see `hypertext.rs`), or -1 when the link is not inside such a text (for
 //! example a link whose text is only its label).
 
-use accesskit_consumer::NodeRef;
-
-use crate::interfaces::hypertext::{is_link, link_index, object_ref, text_parent};
-use crate::interfaces::text::{model_at, Env, TextOn};
-use crate::model::context::local_id;
+use crate::model::hyperlinks::{is_hyperlink, object_ref, span_in_parent};
 use crate::model::index::to_i32;
 use crate::model::names;
 use crate::model::paths::{null_ref, ObjectRef};
+use crate::model::text_env::{Env, TextOn};
 use crate::surface::declare_interface;
 use crate::{model::context::NodeCtx, model::error::CallError};
+#[cfg(test)]
+use accesskit_consumer::NodeRef;
 #[cfg(test)]
 use {crate::surface::reply::Handled, zvariant::OwnedValue};
 
@@ -37,23 +36,6 @@ declare_interface! {
 
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     is_hyperlink(&Env::of(ctx), &ctx.node)
-}
-
-/// Links are hyperlinks in either layout; in the per-block layout so is
-/// every child object of a block (its anchor is its U+FFFC there, as in a
-/// browser), which is how Orca's web script finds a child's offset in its
-/// parent's text.
-pub(crate) fn is_hyperlink(env: &Env, node: &NodeRef) -> bool {
-    is_link(node) || embedding_block(env, node).is_some()
-}
-
-/// The block whose text holds `node`'s U+FFFC, in the per-block layout.
-fn embedding_block<'a>(env: &Env, node: &NodeRef<'a>) -> Option<NodeRef<'a>> {
-    if node.is_root() || !crate::model::exposure::is_exposed(node) {
-        return None;
-    }
-    node.parent()
-        .filter(|parent| env.layout.is_block_text(parent))
 }
 
 #[cfg(test)]
@@ -85,17 +67,6 @@ fn require_link(on: &TextOn) -> Result<(), CallError> {
             on.node.role()
         )))
     }
-}
-
-/// The link's code-point span in its hypertext: its U+FFFC in its block
-/// (per-block layout), else its runs in its nearest text-bearing ancestor.
-pub(crate) fn span_in_parent(env: &Env, link: &NodeRef) -> Option<(usize, usize)> {
-    let parent = match embedding_block(env, link) {
-        Some(block) => block,
-        None => text_parent(link)?,
-    };
-    let model = model_at(env, parent)?;
-    link_index(&model).span_of(local_id(link))
 }
 
 /// The link itself for anchor 0 (one anchor per link).
@@ -133,8 +104,10 @@ pub(crate) fn handle(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interfaces::hypertext::tests::paragraph;
-    use crate::interfaces::text::tests::{body, message, node, ENV};
+    use crate::model::fixtures::{node, paragraph};
+    use crate::model::roles::is_link;
+    use crate::model::text_env::ENV;
+    use crate::surface::testing::{body, message};
     use accesskit::{Node, NodeId, Role};
     use zvariant::OwnedObjectPath;
 
@@ -187,7 +160,7 @@ mod tests {
         let mut link = Node::new(Role::Link);
         link.set_label("Home");
         link.set_url("https://example.org/");
-        let tree = crate::interfaces::text::tests::tree(vec![(0, root), (1, link)]);
+        let tree = crate::model::fixtures::tree(vec![(0, root), (1, link)]);
         let link = node(&tree, 1);
         assert_eq!(int(property_of(&ENV, link, "StartIndex").unwrap()), -1);
         assert_eq!(int(property_of(&ENV, link, "EndIndex").unwrap()), -1);

@@ -22,22 +22,19 @@
 //! caches accessibles and hyperlinks in one table keyed by path, so a shared
 //! path would hand Orca an accessible where it expects a hyperlink.
 
-use std::collections::HashMap;
-
-use accesskit::{NodeId, Role, TreeId};
-use accesskit_consumer::NodeRef;
-
-use crate::model::context::local_id;
-use crate::model::exposure;
 use crate::model::names;
-use crate::model::paths::{self, null_ref, ObjectAddress, ObjectRef};
+use crate::model::paths::{self, null_ref, ObjectRef};
 
-use crate::interfaces::text::{model_at, Env, TextLayout, TextModel, TextOn};
+use crate::model::hyperlinks::{has_links, offers_hypertext};
 use crate::model::index::to_i32;
+use crate::model::text::{link_index, LinkIndex};
+use crate::model::text_env::{model_at, Env, TextOn};
 use crate::surface::declare_interface;
 #[cfg(test)]
 use crate::surface::reply::Handled;
 use crate::{model::context::NodeCtx, model::error::CallError};
+#[cfg(test)]
+use accesskit_consumer::NodeRef;
 
 pub(crate) const INTERFACE: &str = names::HYPERTEXT;
 
@@ -50,186 +47,8 @@ declare_interface! {
     }
 }
 
-/// `(unique name, path)` of a node of this surface.
-pub(crate) fn object_ref(env: &Env, node: &NodeRef) -> ObjectRef {
-    paths::node_ref(env.unique_name, env.surface, local_id(node))
-}
-
-/// The node of this surface a `(so)` reference names, if it is one.
-pub(crate) fn node_of<'a>(
-    env: &Env,
-    context: &NodeRef<'a>,
-    reference: &ObjectRef,
-) -> Option<NodeRef<'a>> {
-    // Clients may leave the bus name empty for objects of the app they call.
-    if !reference.0.is_empty() && reference.0 != env.unique_name {
-        return None;
-    }
-    match paths::parse(reference.1.as_str())? {
-        ObjectAddress::Node { surface, node } if surface == env.surface => {
-            context.tree_state.node_by_tree_local_id(node, TreeId::ROOT)
-        }
-        _ => None,
-    }
-}
-
-/// Roles AccessKit treats as links.
-pub(crate) fn is_link(node: &NodeRef) -> bool {
-    matches!(
-        node.role(),
-        Role::Link | Role::DocBackLink | Role::DocBiblioRef | Role::DocGlossRef | Role::DocNoteRef
-    )
-}
-
-/// The nearest exposed link-role ancestor of `run` strictly below `root`,
-/// if `root` is that link's hypertext ([`text_parent`]).
-/// A hidden link is no link: its hyperlink object does not exist (the
-/// dispatcher resolves exposed nodes only), so `GetLink` must not hand it
-/// out; its runs stay plain text of the enclosing text.
-fn link_of<'a>(run: &NodeRef<'a>, root: &NodeRef) -> Option<NodeRef<'a>> {
-    let mut current = run.parent();
-    while let Some(node) = current {
-        if node.id() == root.id() {
-            return None;
-        }
-        if is_link(&node) && exposure::is_exposed(&node) {
-            // The link's hypertext is its nearest text-bearing ancestor
-            // (`Hyperlink.StartIndex` counts there); an enclosing text
-            // showing the same runs does not list it.
-            return (text_parent(&node)?.id() == root.id()).then_some(node);
-        }
-        current = node.parent();
-    }
-    None
-}
-
-/// The nearest ancestor of `link` that bears text: the hypertext the link
-/// belongs to.
-pub(crate) fn text_parent<'a>(link: &NodeRef<'a>) -> Option<NodeRef<'a>> {
-    let mut current = link.parent();
-    while let Some(node) = current {
-        if node.supports_text_ranges() {
-            return Some(node);
-        }
-        current = node.parent();
-    }
-    None
-}
-
-/// A text's links, kept with its cached model: `spans` in text order (so
-/// sorted by start, and disjoint), `by_link` each link node's place in it.
-#[derive(Debug, Default)]
-pub(crate) struct LinkIndex {
-    spans: Vec<(NodeId, usize, usize)>,
-    by_link: HashMap<NodeId, usize>,
-}
-
-impl LinkIndex {
-    pub(crate) fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    /// The link node and span at `index`.
-    pub(crate) fn get(&self, index: usize) -> Option<(NodeId, usize, usize)> {
-        self.spans.get(index).copied()
-    }
-
-    /// The index of the link whose span holds code point `offset`.
-    pub(crate) fn index_at(&self, offset: usize) -> Option<usize> {
-        let after = self.spans.partition_point(|&(_, start, _)| start <= offset);
-        let index = after.checked_sub(1)?;
-        let (_, _, end) = self.spans.get(index)?;
-        (offset < *end).then_some(index)
-    }
-
-    /// The span of link node `link`, if it is one of this text's links.
-    pub(crate) fn span_of(&self, link: NodeId) -> Option<(usize, usize)> {
-        let &index = self.by_link.get(&link)?;
-        self.spans.get(index).map(|&(_, start, end)| (start, end))
-    }
-}
-
-/// The links of `model`'s text, computed once per cached model.
-pub(crate) fn link_index<'m>(model: &'m TextModel) -> &'m LinkIndex {
-    model.link_index.get_or_init(|| {
-        let spans = links(model);
-        let by_link = spans
-            .iter()
-            .enumerate()
-            .map(|(index, &(link, _, _))| (link, index))
-            .collect();
-        LinkIndex { spans, by_link }
-    })
-}
-
-/// The links of a text in order, as (link node, start, end) in code points;
-/// consecutive runs of one link merge.
-fn links(model: &TextModel) -> Vec<(NodeId, usize, usize)> {
-    if !model.embedded().is_empty() {
-        // Per-block layout: every child object is a link of its parent.
-        return model
-            .embedded()
-            .iter()
-            .map(|&(child, offset)| (child, offset, offset + 1))
-            .collect();
-    }
-    let mut spans: Vec<(NodeId, usize, usize)> = Vec::new();
-    for run in &model.runs {
-        let Some(link) = model
-            .run_node(run)
-            .and_then(|node| link_of(&node, &model.root))
-        else {
-            continue;
-        };
-        let link = local_id(&link);
-        match spans.last_mut() {
-            Some((last, _, end)) if *last == link => *end = run.end,
-            _ => spans.push((link, run.start, run.end)),
-        }
-    }
-    spans
-}
-
-/// The most links a text of the inline layout may have and still offer
-/// Hypertext (the per-block layout has no limit: a block lists only its own
-/// children, so this walk stays per block there). Orca 43.1's
-/// default script enumerates every link of the focused text (three calls
-/// each: `GetLink`, `StartIndex`, `EndIndex`) on every braille refresh
-/// (`braille.Text.getAttributeMask`), so a 12,000-link document froze it
-/// for over a minute per focus change (docs/interfaces.md, "Hypertext").
-/// Beyond the limit the links stay reachable as objects — each keeps its
-/// Hyperlink interface with its offsets, Collection finds them — but the
-/// text does not list them.
-pub(crate) const MAX_HYPERTEXT_LINKS: usize = 256;
-
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     has_links(&Env::of(ctx), &ctx.node)
-}
-
-/// Whether `node` offers Hypertext: a text with at least one link (in the
-/// inline layout at most [`MAX_HYPERTEXT_LINKS`]), judged on its text model
-/// (cached, like the link list). In the per-block layout a block's links
-/// are its child objects: having a child object is answered from its
-/// children, without building its model. In the inline layout a
-/// plain-text node has no runs, hence no links; checking first spares
-/// building its model.
-pub(crate) fn has_links(env: &Env, node: &NodeRef) -> bool {
-    if env.layout.is_block_text(node) {
-        return node
-            .children()
-            .any(|child| exposure::is_exposed_child(&child));
-    }
-    node.supports_text_ranges()
-        && model_at(env, *node).is_some_and(|model| offers_hypertext(env, link_index(&model)))
-}
-
-/// The inline layout caps the links a text lists (see
-/// [`MAX_HYPERTEXT_LINKS`]); a block lists all of its child objects.
-fn offers_hypertext(env: &Env, links: &LinkIndex) -> bool {
-    match env.layout {
-        TextLayout::Blocks => links.len() > 0,
-        TextLayout::Inline => (1..=MAX_HYPERTEXT_LINKS).contains(&links.len()),
-    }
 }
 
 /// `answer` on the node's link list; NotSupported for a node without
@@ -283,35 +102,14 @@ pub(crate) fn handle(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::interfaces::text::tests::{body, chars, message, node, run, tree, ENV};
-    use accesskit::{Node, NodeId};
+    use crate::model::fixtures::{chars, node, paragraph, run, tree};
+    use crate::model::hyperlinks::{node_of, object_ref, MAX_HYPERTEXT_LINKS};
+    use crate::model::paths::local_id;
+    use crate::model::text_env::ENV;
+    use crate::surface::testing::{body, message};
+    use accesskit::{Node, NodeId, Role};
     use newton_push_protocol::SurfaceId;
     use zvariant::OwnedObjectPath;
-
-    /// Window → Label "Go to example now, or see docs." with two links:
-    /// "example" (one run) and "see docs" (two runs).
-    pub(crate) fn paragraph() -> accesskit_consumer::Tree {
-        let mut root = Node::new(Role::Window);
-        root.set_children(vec![NodeId(1)]);
-        let mut label = Node::new(Role::Label);
-        label.set_children(vec![NodeId(2), NodeId(3), NodeId(5), NodeId(6)]);
-        let mut example = Node::new(Role::Link);
-        example.set_url("https://example.org/");
-        example.set_children(vec![NodeId(4)]);
-        let mut docs = Node::new(Role::Link);
-        docs.set_children(vec![NodeId(7), NodeId(8)]);
-        tree(vec![
-            (0, root),
-            (1, label),
-            (2, run(&chars("Go to "), &[0, 3])),
-            (3, example),
-            (4, run(&chars("example"), &[0])),
-            (5, run(&chars(" now, or "), &[1, 6])),
-            (6, docs),
-            (7, run(&chars("see "), &[0])),
-            (8, run(&chars("docs."), &[0])),
-        ])
-    }
 
     fn ask<B: serde::Serialize + zvariant::DynamicType>(
         n: NodeRef,
@@ -328,7 +126,7 @@ pub(crate) mod tests {
         assert!(has_links(&ENV, &label));
         assert!(!has_links(&ENV, &node(&tree, 3)));
         assert_eq!(
-            crate::interfaces::text::text_of(&label),
+            crate::model::text_env::text_of(&label),
             "Go to example now, or see docs."
         );
         assert_eq!(body::<i32>(&ask(label, "GetNLinks", &())), 2);
@@ -403,7 +201,7 @@ pub(crate) mod tests {
         // Each link still knows its place in the text.
         let last = node(&tree, 2 + 2 * MAX_HYPERTEXT_LINKS as u64);
         assert_eq!(
-            crate::interfaces::hyperlink::span_in_parent(&ENV, &last),
+            crate::model::hyperlinks::span_in_parent(&ENV, &last),
             Some((3 * MAX_HYPERTEXT_LINKS, 3 * MAX_HYPERTEXT_LINKS + 3))
         );
     }

@@ -9,6 +9,8 @@ use zvariant::OwnedObjectPath;
 
 use crate::model::derived::{DerivedModels, ModelsAt};
 use crate::model::host::HostFacts;
+/// Also at its old place (`newton_atspi_shim::context::local_id`).
+pub use crate::model::paths::local_id;
 use crate::model::paths::{self, ObjectRef};
 
 /// One bridged application as seen from its own bus connection.
@@ -87,10 +89,4 @@ impl<'a> NodeCtx<'a> {
     pub fn is_surface_root(&self) -> bool {
         self.node.is_root()
     }
-}
-
-/// The producer's id of a node. The replica holds only the root tree (the
-/// validator rejects grafted subtrees), so the local id is unique per surface.
-pub fn local_id(node: &NodeRef) -> NodeId {
-    node.locate().0
 }

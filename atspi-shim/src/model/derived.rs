@@ -26,8 +26,8 @@ use accesskit_consumer::{FullNodeId, NodeRef};
 use newton_cache::AppReplica;
 use newton_push_protocol::SurfaceId;
 
-use crate::interfaces::text::{TextData, TextLayout, TextModel};
 use crate::model::grid::{Grid, GridData};
+use crate::model::text::{TextData, TextLayout, TextModel};
 
 /// Surfaces with models kept at once. The daemon drops the models of gone
 /// surfaces after each change; this bounds the map for callers that never do.

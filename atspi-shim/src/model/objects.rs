@@ -18,9 +18,10 @@ use accesskit_consumer::NodeRef;
 use newton_cache::SurfaceReplica;
 
 use crate::interfaces::hyperlink;
-use crate::model::context::{local_id, AppContext, NodeCtx};
+use crate::model::context::{AppContext, NodeCtx};
 use crate::model::error::CallError;
 use crate::model::exposure::{exposed_children, is_exposed, is_exposed_child};
+use crate::model::paths::local_id;
 use crate::model::paths::{self, ObjectAddress};
 
 /// What a call's path resolved to.

@@ -9,6 +9,7 @@
 //! resolving.
 
 use accesskit::NodeId;
+use accesskit_consumer::NodeRef;
 use newton_push_protocol::SurfaceId;
 use zvariant::{ObjectPath, OwnedObjectPath};
 
@@ -133,6 +134,12 @@ pub fn desktop_ref(desktop: Option<(&str, &str)>) -> ObjectRef {
                 .map(|p| (name.to_owned(), OwnedObjectPath::from(p.into_owned())))
         })
         .unwrap_or_else(null_ref)
+}
+
+/// The producer's id of a node. The replica holds only the root tree (the
+/// validator rejects grafted subtrees), so the local id is unique per surface.
+pub fn local_id(node: &NodeRef) -> NodeId {
+    node.locate().0
 }
 
 #[cfg(test)]

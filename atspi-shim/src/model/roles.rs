@@ -213,6 +213,22 @@ pub(crate) fn role_name(role: AtspiRole) -> &'static str {
     }
 }
 
+/// Roles AccessKit treats as links.
+pub(crate) fn is_link(node: &NodeRef) -> bool {
+    matches!(
+        node.role(),
+        Role::Link | Role::DocBackLink | Role::DocBiblioRef | Role::DocGlossRef | Role::DocNoteRef
+    )
+}
+
+/// Document roots (Document).
+pub(crate) fn is_document(node: &NodeRef) -> bool {
+    matches!(
+        node.role(),
+        Role::Document | Role::RootWebArea | Role::PdfRoot
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

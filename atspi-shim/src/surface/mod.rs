@@ -59,6 +59,8 @@ use crate::surface::reply::Handled;
 
 pub(crate) mod properties;
 pub mod reply;
+#[cfg(test)]
+pub(crate) mod testing;
 
 /// The object a declared handler answers for.
 #[derive(Clone, Copy)]
@@ -400,9 +402,9 @@ macro_rules! declare_interface {
     (@receiver app $target:ident) => { $target.app()? };
     (@receiver node_ref $target:ident) => { $target.node()?.node };
     (@receiver any $target:ident) => { $target };
-    (@receiver text $target:ident) => { $crate::interfaces::text::TextOn::of($target.node()?) };
+    (@receiver text $target:ident) => { $crate::model::text_env::TextOn::of($target.node()?) };
 
-    (@receiver_type text) => { $crate::interfaces::text::TextOn<'_> };
+    (@receiver_type text) => { $crate::model::text_env::TextOn<'_> };
 
     (@decode $call:ident []) => { $crate::surface::reply::no_args($call)? };
     // The body decodes as the wire types; an argument declared `WIRE as

@@ -2,82 +2,15 @@
 //! zbus messages. Expected offsets are code points.
 
 use super::*;
-use accesskit::{Node, NodeId, TreeId, TreeInfo, TreeUpdate};
+use accesskit::{Node, NodeId, Role, ScrollHint, TextPosition, TreeId};
 use accesskit_consumer::Tree;
-use serde::de::DeserializeOwned;
+use newton_push_protocol::Geometry;
 use serde::Serialize;
-use zvariant::{DynamicType, Type};
+use zvariant::DynamicType;
 
-pub(crate) const GEOMETRY: Geometry = Geometry {
-    x: 100,
-    y: 50,
-    width: 800,
-    height: 600,
-    scale: 1.0,
-};
-pub(crate) const ENV: Env<'static> = Env {
-    unique_name: ":1.42",
-    surface: SurfaceId(7),
-    geometry: GEOMETRY,
-    models: None,
-    layout: TextLayout::Inline,
-};
-
-/// A text run from its AccessKit characters.
-pub(crate) fn run(clusters: &[&str], word_starts: &[u8]) -> Node {
-    let mut node = Node::new(Role::TextRun);
-    node.set_value(clusters.concat());
-    node.set_character_lengths(clusters.iter().map(|c| c.len() as u8).collect::<Vec<_>>());
-    if !word_starts.is_empty() {
-        node.set_word_starts(word_starts.to_vec());
-    }
-    node
-}
-
-pub(crate) fn chars(text: &str) -> Vec<&str> {
-    text.char_indices()
-        .map(|(i, c)| &text[i..i + c.len_utf8()])
-        .collect()
-}
-
-pub(crate) fn tree(nodes: Vec<(u64, Node)>) -> Tree {
-    let nodes = nodes
-        .into_iter()
-        .map(|(id, node)| (NodeId(id), node))
-        .collect();
-    let update = TreeUpdate {
-        nodes,
-        tree: Some(TreeInfo::new(NodeId(0))),
-        tree_id: TreeId::ROOT,
-        focus: NodeId(0),
-    };
-    Tree::new(update, true)
-}
-
-pub(crate) fn node(tree: &Tree, id: u64) -> NodeRef<'_> {
-    tree.state()
-        .node_by_tree_local_id(NodeId(id), TreeId::ROOT)
-        .expect("test node exists")
-}
-
-pub(crate) fn message<B: Serialize + DynamicType>(
-    interface: &str,
-    member: &str,
-    body: &B,
-) -> zbus::Message {
-    zbus::Message::method_call("/org/a11y/atspi/accessible/7_1", member)
-        .and_then(|b| b.interface(interface))
-        .and_then(|b| b.build(body))
-        .expect("test message builds")
-}
-
-pub(crate) fn body<T: DeserializeOwned + Type>(handled: &Handled) -> T {
-    handled
-        .reply
-        .body()
-        .deserialize::<T>()
-        .expect("reply has the expected signature")
-}
+use crate::model::fixtures::{chars, multilingual, node, run, tree, GEOMETRY};
+use crate::model::text_env::{text_of, ENV};
+use crate::surface::testing::{body, message};
 
 fn ask<B: Serialize + DynamicType>(node: NodeRef, member: &str, args: &B) -> Handled {
     handle(&ENV, node, member, &message(INTERFACE, member, args)).expect("call succeeds")
@@ -96,54 +29,6 @@ fn at(node: NodeRef, member: &str, offset: i32, kind: u32) -> (String, i32, i32)
 
 fn s(text: &str, start: i32, end: i32) -> (String, i32, i32) {
     (text.to_string(), start, end)
-}
-
-/// "héllo wörld\némoji 👍🏽 end": two lines, multi-byte characters, a
-/// combining accent and an emoji with a skin-tone modifier (one AccessKit
-/// character, two code points), producer word starts, a selection from
-/// "m" to the space after the emoji, geometry on the first run and
-/// attributes on both.
-pub(crate) fn multilingual() -> Tree {
-    let mut root = Node::new(Role::MultilineTextInput);
-    root.set_children(vec![NodeId(1), NodeId(2)]);
-    root.set_bounds(Rect {
-        x0: 10.0,
-        y0: 20.0,
-        x1: 210.0,
-        y1: 80.0,
-    });
-    root.set_text_direction(TextDirection::LeftToRight);
-    root.set_font_family("Noto Sans");
-    root.set_font_size(16.0);
-    root.set_language("fr");
-    root.set_text_selection(TextSelection {
-        anchor: TextPosition {
-            node: NodeId(2),
-            character_index: 1,
-        },
-        focus: TextPosition {
-            node: NodeId(2),
-            character_index: 7,
-        },
-    });
-    let mut first = run(&chars("héllo wörld\n"), &[0, 6]);
-    first.set_bounds(Rect {
-        x0: 10.0,
-        y0: 20.0,
-        x1: 130.0,
-        y1: 40.0,
-    });
-    first.set_character_positions((0..12).map(|i| i as f32 * 10.0).collect::<Vec<_>>());
-    first.set_character_widths(vec![10.0; 12]);
-    first.set_font_weight(700.0);
-    let mut second = run(
-        &[
-            "e\u{301}", "m", "o", "j", "i", " ", "👍🏽", " ", "e", "n", "d",
-        ],
-        &[0, 6, 8],
-    );
-    second.set_is_spelling_error();
-    tree(vec![(0, root), (1, first), (2, second)])
 }
 
 const T: &str = "héllo wörld\ne\u{301}moji 👍🏽 end";

@@ -8,9 +8,9 @@ use newton_cache::{AppReplica, Limits};
 use newton_push_protocol::SurfaceId;
 
 use super::DerivedModels;
-use crate::interfaces::text::tests::{node, tree};
-use crate::interfaces::text::{TextLayout, TextModel};
+use crate::model::fixtures::{node, tree};
 use crate::model::grid::Grid;
+use crate::model::text::{TextLayout, TextModel};
 
 /// A window with a label (node 1, text `label`) and a one-cell table
 /// (node 2, its row 3, its cell 4).
@@ -173,8 +173,8 @@ fn gone_surfaces_are_dropped_and_the_map_is_bounded() {
 mod grids {
     use accesskit::{Node, NodeId, Role};
 
-    use crate::interfaces::text::tests::{node, tree};
     use crate::model::derived::DerivedModels;
+    use crate::model::fixtures::{node, tree};
     use crate::model::grid::{Grid, BUILDS};
     use newton_push_protocol::SurfaceId;
 

@@ -53,37 +53,21 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use accesskit::{
-    Action, ActionData, ActionRequest, NodeId, Point, Rect, Role, ScrollHint, TextDecorationStyle,
-    TextDirection, TextPosition, TextSelection, TreeId, VerticalOffset,
+    NodeId, Point, Rect, Role, ScrollHint, TextDecorationStyle, TextDirection, TextPosition,
+    TextSelection, TreeId, VerticalOffset,
 };
 use accesskit_consumer::{FilterResult, NodeRef};
-use newton_push_protocol::{Geometry, SurfaceId};
-use zvariant::OwnedValue;
 
-use crate::model::actions::action_on;
-use crate::model::budgets::bounded_text;
-use crate::model::coords;
-use crate::model::derived::ModelsAt;
 use crate::model::index::to_i32;
-use crate::model::wire::{CoordType, ScrollType};
-#[cfg(test)]
-use crate::surface::reply::Handled;
-use crate::{model::context::NodeCtx, model::error::CallError};
 
 mod attributes;
 mod blocks;
-#[cfg(test)]
-mod blocks_tests;
 mod boundaries;
-mod coordinates;
-mod dispatch;
+mod link_index;
 mod model;
-#[cfg(test)]
-pub(crate) mod tests;
 
 pub(crate) use attributes::*;
 pub(crate) use blocks::*;
 pub(crate) use boundaries::*;
-pub(crate) use coordinates::*;
-pub(crate) use dispatch::*;
+pub(crate) use link_index::*;
 pub(crate) use model::*;

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// Character AccessKit uses to mask password characters.
+pub(crate) const MASK: char = '\u{2022}';
+
 /// The producer's word starts, collected run by run as offsets in the text
 /// being built.
 #[derive(Default)]
@@ -81,10 +84,10 @@ pub(crate) struct TextData {
     /// O(whole text) to find, and Orca asks for words and lines of one
     /// text many times between two commits.
     pub(super) boundary_points: BoundaryPoints,
-    /// The text's links, computed on first use (`hypertext::link_index`):
+    /// The text's links, computed on first use (`link_index.rs`):
     /// O(runs × depth) to find, and Orca's braille asks for every link of
     /// the focused text one by one.
-    pub(crate) link_index: std::sync::OnceLock<crate::interfaces::hypertext::LinkIndex>,
+    pub(crate) link_index: std::sync::OnceLock<LinkIndex>,
     /// Per-block layout: each exposed child's node and the offset of its
     /// U+FFFC, in text order (empty in the inline layout).
     pub(super) embedded: Vec<(NodeId, usize)>,

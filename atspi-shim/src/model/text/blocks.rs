@@ -66,7 +66,7 @@ fn in_document_outside_inputs(node: &NodeRef) -> bool {
         if node.is_text_input() {
             return false;
         }
-        if crate::interfaces::document::is_document(&node) {
+        if crate::model::roles::is_document(&node) {
             return true;
         }
         current = node.parent();
@@ -86,7 +86,7 @@ pub(crate) fn has_block_text(node: &NodeRef) -> bool {
 /// its line); every other child object is a block and starts (and ends) a
 /// line, as in a browser.
 fn is_inline(node: &NodeRef) -> bool {
-    crate::interfaces::hypertext::is_link(node)
+    crate::model::roles::is_link(node)
         || matches!(
             node.role(),
             Role::Abbr

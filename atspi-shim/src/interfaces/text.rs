@@ -1,10 +1,30 @@
-//! The Text methods and properties: decoding a call, answering it from the
-//! text model, routing the actions it asks for.
+//! `org.a11y.atspi.Text`: the methods and properties, answered from the
+//! node's text model (`model/text/`, whose documentation says how offsets,
+//! boundaries and the two layouts work), and the actions they ask for.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use accesskit::{Action, ActionData, ActionRequest, Point, TextSelection};
+use accesskit_consumer::NodeRef;
+use zvariant::OwnedValue;
+
+use crate::model::actions::action_on;
+use crate::model::budgets::bounded_text;
+use crate::model::context::NodeCtx;
+use crate::model::error::CallError;
+use crate::model::index::to_i32;
 use crate::model::names;
-use crate::model::wire::{TextBoundaryType, TextGranularity};
+use crate::model::text::*;
+#[cfg(test)]
+use crate::model::text_env::Env;
+use crate::model::text_env::{from_client, has_text, layout_of, require_model, to_client, TextOn};
+use crate::model::wire::{CoordType, ScrollType, TextBoundaryType, TextGranularity};
+#[cfg(test)]
+use crate::surface::reply::Handled;
 use crate::surface::{declare_interface, Acted};
+
+#[cfg(test)]
+mod tests;
 
 /// Text attributes (`a{ss}`), sorted by name.
 type Attributes = BTreeMap<String, String>;
@@ -73,83 +93,16 @@ declare_interface! {
     }
 }
 
-/// Character AccessKit uses to mask password characters.
-pub(crate) const MASK: char = '\u{2022}';
-
-/// Where the node lives: what a handler needs besides the node itself.
-/// Built from a [`NodeCtx`]; tests build it directly.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Env<'a> {
-    pub unique_name: &'a str,
-    pub surface: SurfaceId,
-    pub geometry: Geometry,
-    /// Where the surface state's text models are kept (`crate::model::derived`);
-    /// `None` builds the model afresh.
-    pub models: Option<ModelsAt<'a>>,
-    /// Inline or per block, as the application's producer calls for.
-    pub layout: TextLayout,
-}
-
-impl<'a> Env<'a> {
-    pub(crate) fn of(ctx: &NodeCtx<'a>) -> Self {
-        Env {
-            unique_name: ctx.app.unique_name,
-            surface: ctx.surface.id(),
-            geometry: ctx.surface.geometry(),
-            models: Some(ctx.models()),
-            layout: layout_of(ctx),
-        }
-    }
-}
-
-/// A text-family handler's receiver: the node and where it lives. Tests
-/// build it from a bare tree (`Env` without a replica).
-#[derive(Clone, Copy)]
-pub(crate) struct TextOn<'a> {
-    pub env: Env<'a>,
-    pub node: NodeRef<'a>,
-}
-
-impl<'a> TextOn<'a> {
-    pub(crate) fn of(ctx: &NodeCtx<'a>) -> Self {
-        TextOn {
-            env: Env::of(ctx),
-            node: ctx.node,
-        }
-    }
-}
-
-/// The text layout of the node's application (`blocks.rs`).
-pub(crate) fn layout_of(ctx: &NodeCtx) -> TextLayout {
-    TextLayout::for_toolkit(crate::model::describe::toolkit_name(ctx.app))
-}
-
 /// Whether this node gets the Text interface.
 pub(crate) fn supported(ctx: &NodeCtx) -> bool {
     has_text(&ctx.node, layout_of(ctx))
-}
-
-/// Whether `node` exposes Text in `layout` (see the module doc).
-pub(crate) fn has_text(node: &NodeRef, layout: TextLayout) -> bool {
-    if layout.is_block_text(node) {
-        return has_block_text(node);
-    }
-    node.supports_text_ranges() || plain_text_of(node).is_some()
-}
-
-/// The text AT-SPI exposes for `node` ("" when it has no Text). Used by
-/// EditableText.
-pub fn text_of(node: &NodeRef) -> String {
-    TextModel::of(*node, TextLayout::Inline)
-        .map(|model| model.text.clone())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
 pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {
     property_on(
         TextOn {
-            env: tests::ENV,
+            env: crate::model::text_env::ENV,
             node,
         },
         name,
@@ -371,23 +324,6 @@ fn scroll_substring_to_point(
         )
     });
     Ok(with_action(action))
-}
-
-/// `node`'s text model, from the surface state's kept models when given.
-pub(crate) fn model_at<'a>(env: &Env, node: NodeRef<'a>) -> Option<TextModel<'a>> {
-    match env.models {
-        Some(models) => TextModel::cached(node, env.layout, models),
-        None => TextModel::of(node, env.layout),
-    }
-}
-
-pub(crate) fn require_model<'a>(env: &Env, node: NodeRef<'a>) -> Result<TextModel<'a>, CallError> {
-    model_at(env, node).ok_or_else(|| {
-        CallError::NotSupported(format!(
-            "this {:?} node has no text; query Text only on objects that list {INTERFACE}",
-            node.role()
-        ))
-    })
 }
 
 /// True with the `SetTextSelection` request when `selection` is known,

@@ -1,12 +1,18 @@
-//! The per-block layout (`blocks.rs`) on a small document: each block's own
-//! Text with U+FFFC for child objects, Hypertext/Hyperlink offsets that agree
-//! with the children, lines, caret, geometry and the inline-offset mapping
-//! events use.
+//! The per-block layout (`model/text/blocks.rs`) on a small document, through
+//! the Text and Hypertext interfaces: each block's own Text with U+FFFC for
+//! child objects, Hypertext/Hyperlink offsets that agree with the children,
+//! lines, caret, geometry and the inline-offset mapping events use. Above
+//! the interfaces, as it asks two of them.
 
-use super::tests::{body, chars, message, node, run, tree, ENV};
-use super::*;
-use accesskit::{Node, NodeId, Rect};
-use accesskit_consumer::Tree;
+use accesskit::{Node, NodeId, Rect, Role};
+use accesskit_consumer::{NodeRef, Tree};
+
+use crate::interfaces::{hypertext, text};
+use crate::model::fixtures::{chars, node, run, tree};
+use crate::model::hyperlinks::{has_links, is_hyperlink, span_in_parent, MAX_HYPERTEXT_LINKS};
+use crate::model::text::*;
+use crate::model::text_env::{has_text, model_at, Env, ENV};
+use crate::surface::testing::{body, message};
 
 const FFFC: char = EMBEDDED_OBJECT;
 
@@ -87,10 +93,8 @@ fn ask<
 ) -> T {
     let call = message(interface, member, args);
     let handled = match interface {
-        crate::interfaces::hypertext::INTERFACE => {
-            crate::interfaces::hypertext::handle(&BLOCKS, n, member, &call)
-        }
-        _ => handle(&BLOCKS, n, member, &call),
+        hypertext::INTERFACE => hypertext::handle(&BLOCKS, n, member, &call),
+        _ => text::handle(&BLOCKS, n, member, &call),
     };
     body(&handled.expect("call succeeds"))
 }
@@ -119,54 +123,29 @@ fn each_block_has_its_own_text_with_an_object_character_per_child() {
 #[test]
 fn hyperlink_offsets_agree_with_the_children() {
     let tree = document();
-    let offsets = |id| crate::interfaces::hyperlink::span_in_parent(&BLOCKS, &node(&tree, id));
+    let offsets = |id| span_in_parent(&BLOCKS, &node(&tree, id));
     assert_eq!(offsets(5), Some((6, 7)));
     assert_eq!(offsets(1), Some((0, 1)));
     assert_eq!(offsets(3), Some((1, 2)));
     assert_eq!(offsets(10), Some((3, 4)));
     assert_eq!(offsets(12), Some((1, 2)));
-    assert!(crate::interfaces::hyperlink::is_hyperlink(
-        &BLOCKS,
-        &node(&tree, 8)
-    ));
-    assert!(!crate::interfaces::hyperlink::is_hyperlink(
-        &ENV,
-        &node(&tree, 8)
-    ));
+    assert!(is_hyperlink(&BLOCKS, &node(&tree, 8)));
+    assert!(!is_hyperlink(&ENV, &node(&tree, 8)));
     let document = node(&tree, 0);
     assert_eq!(
-        ask::<i32, _>(
-            document,
-            crate::interfaces::hypertext::INTERFACE,
-            "GetNLinks",
-            &()
-        ),
+        ask::<i32, _>(document, hypertext::INTERFACE, "GetNLinks", &()),
         4
     );
-    let (_, second): (String, zvariant::OwnedObjectPath) = ask(
-        document,
-        crate::interfaces::hypertext::INTERFACE,
-        "GetLink",
-        &(1,),
-    );
+    let (_, second): (String, zvariant::OwnedObjectPath) =
+        ask(document, hypertext::INTERFACE, "GetLink", &(1,));
     assert_eq!(second.as_str(), "/org/a11y/atspi/accessible/7_3_hyperlink");
     let paragraph = node(&tree, 3);
     assert_eq!(
-        ask::<i32, _>(
-            paragraph,
-            crate::interfaces::hypertext::INTERFACE,
-            "GetLinkIndex",
-            &(6,)
-        ),
+        ask::<i32, _>(paragraph, hypertext::INTERFACE, "GetLinkIndex", &(6,)),
         0
     );
     assert_eq!(
-        ask::<i32, _>(
-            paragraph,
-            crate::interfaces::hypertext::INTERFACE,
-            "GetLinkIndex",
-            &(5,)
-        ),
+        ask::<i32, _>(paragraph, hypertext::INTERFACE, "GetLinkIndex", &(5,)),
         -1
     );
 }
@@ -178,7 +157,7 @@ fn blocks_are_lines_and_a_row_s_cells_share_one() {
     let line = |id, offset: i32| -> (String, i32, i32) {
         ask(
             node(&tree, id),
-            INTERFACE,
+            text::INTERFACE,
             "GetTextAtOffset",
             &(offset, LINE_START),
         )
@@ -240,7 +219,7 @@ fn geometry_comes_from_the_block_s_runs_and_children() {
 
 #[test]
 fn a_document_with_more_links_than_the_inline_cap_lists_them_all() {
-    let count = crate::interfaces::hypertext::MAX_HYPERTEXT_LINKS as u64 + 44;
+    let count = MAX_HYPERTEXT_LINKS as u64 + 44;
     let mut doc = Node::new(Role::Document);
     let mut nodes = Vec::new();
     let mut children = Vec::new();
@@ -257,16 +236,11 @@ fn a_document_with_more_links_than_the_inline_cap_lists_them_all() {
     let tree = tree(nodes);
     let document = node(&tree, 0);
     assert_eq!(
-        ask::<i32, _>(
-            document,
-            crate::interfaces::hypertext::INTERFACE,
-            "GetNLinks",
-            &()
-        ),
+        ask::<i32, _>(document, hypertext::INTERFACE, "GetNLinks", &()),
         count as i32
     );
-    assert!(crate::interfaces::hypertext::has_links(&BLOCKS, &document));
-    assert!(!crate::interfaces::hypertext::has_links(&ENV, &document));
+    assert!(has_links(&BLOCKS, &document));
+    assert!(!has_links(&ENV, &document));
 }
 
 /// `document()` with the document's selection from `anchor` to `focus`
