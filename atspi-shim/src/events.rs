@@ -35,13 +35,14 @@ use serde::Serialize;
 use zbus::message::Message;
 use zvariant::{DynamicType, Structure, Value};
 
-use crate::interfaces::cache::{self, CACHE_SIGNAL_INTERFACE};
+use crate::model::cache_items;
 use crate::model::context::{AppContext, NodeCtx};
 use crate::model::coords::to_xywh;
 use crate::model::describe;
 use crate::model::exposure::{exposure_filter, is_exposed};
 use crate::model::geometry::extents;
 use crate::model::index::to_i32;
+use crate::model::names;
 use crate::model::objects;
 use crate::model::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
 use crate::model::wire::CoordType;
@@ -258,7 +259,7 @@ fn removals(
             out.state(path.as_str(), State::Defunct, true);
             out.push(
                 CACHE_PATH,
-                CACHE_SIGNAL_INTERFACE,
+                names::CACHE,
                 "RemoveAccessible",
                 &(paths::local_ref(app.unique_name, path),),
             );
@@ -304,9 +305,9 @@ fn additions<'a>(
         if per_node || is_subtree_root {
             out.push(
                 CACHE_PATH,
-                CACHE_SIGNAL_INTERFACE,
+                names::CACHE,
                 "AddAccessible",
-                &(cache::node_item(&ctx),),
+                &(cache_items::node_item(&ctx),),
             );
         }
         if is_subtree_root {
@@ -439,9 +440,9 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
         // replaces them (and role, name, description) before the events below.
         out.push(
             CACHE_PATH,
-            CACHE_SIGNAL_INTERFACE,
+            names::CACHE,
             "AddAccessible",
-            &(cache::node_item(&ctx),),
+            &(cache_items::node_item(&ctx),),
         );
     }
     for change in &update.changes {
@@ -1082,7 +1083,7 @@ pub fn event_name(message: &Message) -> Option<(String, String, String)> {
     let header = message.header();
     let interface = header.interface()?.as_str().to_owned();
     let member = header.member()?.as_str().to_owned();
-    if interface == CACHE_SIGNAL_INTERFACE {
+    if interface == names::CACHE {
         return Some(("Cache".to_owned(), member, String::new()));
     }
     let class = interface.strip_prefix("org.a11y.atspi.Event.")?.to_owned();

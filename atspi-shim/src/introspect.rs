@@ -9,11 +9,11 @@ use std::fmt::Write as _;
 
 use zbus::message::Message;
 
-use crate::dispatch;
+use crate::declared;
 use crate::model::context::AppContext;
 use crate::model::names;
-use crate::model::objects;
 use crate::model::paths::NODE_PREFIX;
+use crate::model::resolve;
 use crate::surface::reply::{method_return, no_args};
 use crate::{model::error::CallError, surface::reply::Handled};
 
@@ -78,8 +78,8 @@ fn introspect(app: &AppContext, path: &str) -> Result<String, CallError> {
             }
         }
         None => {
-            let object = objects::resolve(app, path)?;
-            for interface in dispatch::served_interfaces(&object) {
+            let object = resolve::resolve(app, path)?;
+            for interface in declared::served_interfaces(&object) {
                 interface.write_introspection(&mut xml);
             }
         }

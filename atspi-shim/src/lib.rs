@@ -27,6 +27,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod declared;
 pub mod dispatch;
 pub mod events;
 mod interfaces;
@@ -45,7 +46,7 @@ pub use events::{
     compositor_focus_events, event_name, events_for, events_for_listeners, focus_events,
     EventListeners,
 };
-pub use interfaces::cache::{CacheItem, ItemRef};
+pub use model::cache_items::{CacheItem, ItemRef};
 pub use model::context::{AppContext, NodeCtx};
 pub use model::derived::DerivedModels;
 pub use model::error::CallError;

@@ -4,15 +4,15 @@ use std::collections::HashMap;
 
 use atspi_common::StateSet;
 
-use crate::model::context::NodeCtx;
 use crate::model::describe;
 use crate::model::exposure;
+use crate::model::implements;
 use crate::model::index::{client_index, to_i32};
 use crate::model::names;
 use crate::model::objects::{self};
 use crate::model::paths::{self, ObjectRef};
 use crate::surface::{declare_interface, Target};
-use crate::{dispatch, model::error::CallError, model::relations, model::roles, model::states};
+use crate::{model::error::CallError, model::relations, model::roles, model::states};
 
 declare_interface! {
     /// Served by every exposed node and by the app root (`Target::App`).
@@ -129,8 +129,8 @@ fn application(target: Target) -> Result<ObjectRef, CallError> {
 
 fn interfaces(target: Target) -> Result<Vec<String>, CallError> {
     let names = match target {
-        Target::App(_) => dispatch::root_interface_names(),
-        Target::Node(ctx) => dispatch::node_interface_names(ctx),
+        Target::App(_) => implements::root_interface_names(),
+        Target::Node(ctx) => implements::node_interface_names(ctx),
     };
     Ok(names.into_iter().map(str::to_owned).collect())
 }
@@ -182,10 +182,6 @@ fn help_text(target: Target) -> Result<String, CallError> {
         Target::App(_) => String::new(),
         Target::Node(ctx) => ctx.node.data().tooltip().unwrap_or_default().to_owned(),
     })
-}
-
-pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
-    true
 }
 
 pub(crate) fn out_of_range(index: i32) -> CallError {

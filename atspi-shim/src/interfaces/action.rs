@@ -3,7 +3,7 @@
 //! true at once and hands the request to the bridge; the application
 //! performs it asynchronously.
 
-use crate::model::actions::{actions, has_actions, request, NodeAction};
+use crate::model::actions::{actions, request, NodeAction};
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
 use crate::model::index::{client_index, to_i32};
@@ -21,10 +21,6 @@ declare_interface! {
         property version: u32 = crate::surface::interface_version;
         property NActions: i32 = n_actions;
     }
-}
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    has_actions(ctx)
 }
 
 fn n_actions(ctx: &NodeCtx) -> Result<i32, CallError> {

@@ -37,12 +37,13 @@ use crate::model::context::NodeCtx;
 use crate::model::describe;
 use crate::model::exposure;
 use crate::model::exposure::exposed_children;
+use crate::model::implements;
 use crate::model::names;
 use crate::model::objects;
 use crate::model::paths::{self, ObjectAddress, ObjectRef};
 use crate::model::wire::{MatchType, SortOrder, TreeTraversalType, WireEnum};
 use crate::surface::declare_interface;
-use crate::{dispatch, model::error::CallError, model::roles, model::states};
+use crate::{model::error::CallError, model::roles, model::states};
 
 declare_interface! {
     pub(crate) static COLLECTION = names::COLLECTION, on node {
@@ -82,11 +83,6 @@ type WireRule = (
     i32,
     bool,
 );
-
-/// Every exposed node can be searched from.
-pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
-    true
-}
 
 fn get_matches(
     ctx: &NodeCtx,
@@ -409,7 +405,7 @@ impl Rule {
         if self.interfaces.is_empty() {
             return true;
         }
-        let have = dispatch::node_interface_names(ctx);
+        let have = implements::node_interface_names(ctx);
         let action_names: Vec<String> = if self.interfaces.iter().any(|c| c.action.is_some()) {
             actions::actions(ctx)
                 .into_iter()

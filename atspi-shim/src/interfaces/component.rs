@@ -47,14 +47,6 @@ declare_interface! {
     }
 }
 
-/// Every exposed object is a Component, as GTK and atk-bridge make every
-/// object one: Orca's flat review (`isOnScreen`) and hit testing descend only
-/// through objects whose extents they can read, so a bound-less container
-/// without Component would hide everything inside it.
-pub(crate) fn supported(_ctx: &NodeCtx) -> bool {
-    true
-}
-
 fn extents_in(ctx: &NodeCtx, coord: CoordType) -> Result<(i32, i32, i32, i32), CallError> {
     Ok(to_xywh(extents(ctx, coord)))
 }

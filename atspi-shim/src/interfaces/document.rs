@@ -20,6 +20,7 @@ use accesskit_consumer::NodeRef;
 use std::collections::BTreeMap;
 
 use crate::model::actions::action_on;
+use crate::model::error::CallError;
 use crate::model::hyperlinks::{node_of, object_ref};
 use crate::model::index::to_i32;
 use crate::model::names;
@@ -27,7 +28,6 @@ use crate::model::paths::ObjectRef;
 use crate::model::roles::is_document;
 use crate::model::text_env::{model_at, Env, TextOn};
 use crate::surface::{declare_interface, Acted};
-use crate::{model::context::NodeCtx, model::error::CallError};
 #[cfg(test)]
 use {crate::surface::reply::Handled, zvariant::OwnedValue};
 
@@ -53,10 +53,6 @@ const SELECTION_SCAN_LIMIT: usize = 20_000;
 
 /// One `(so)i(so)ib` text selection.
 type WireSelection = (ObjectRef, i32, ObjectRef, i32, bool);
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    is_document(&ctx.node)
-}
 
 #[cfg(test)]
 pub(crate) fn property_of(node: NodeRef, name: &str) -> Result<OwnedValue, CallError> {

@@ -20,10 +20,10 @@ use accesskit::{Action, ActionData};
 use accesskit_consumer::NodeRef;
 
 use crate::model::actions::action_on;
+use crate::model::error::CallError;
 use crate::model::names;
-use crate::model::text_env::text_of;
+use crate::model::text_env::{is_editable, text_of};
 use crate::surface::{declare_interface, Acted};
-use crate::{model::context::NodeCtx, model::error::CallError};
 
 declare_interface! {
     pub(crate) static EDITABLE_TEXT = names::EDITABLE_TEXT, on node_ref {
@@ -36,15 +36,6 @@ declare_interface! {
         fn PasteText(position: i32) -> (success: bool) = paste_text;
         property version: u32 = crate::surface::interface_version;
     }
-}
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    is_editable(&ctx.node)
-}
-
-/// A text input the user may edit.
-pub(crate) fn is_editable(node: &NodeRef) -> bool {
-    node.is_text_input() && !node.is_read_only_or_disabled()
 }
 
 /// Handlers are reached only for editable nodes; called directly they

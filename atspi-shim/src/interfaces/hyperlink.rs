@@ -7,13 +7,15 @@
 //! (see `hypertext.rs`), or -1 when the link is not inside such a text (for
 //! example a link whose text is only its label).
 
+use crate::model::error::CallError;
 use crate::model::hyperlinks::{is_hyperlink, object_ref, span_in_parent};
 use crate::model::index::to_i32;
 use crate::model::names;
 use crate::model::paths::{null_ref, ObjectRef};
-use crate::model::text_env::{Env, TextOn};
+#[cfg(test)]
+use crate::model::text_env::Env;
+use crate::model::text_env::TextOn;
 use crate::surface::declare_interface;
-use crate::{model::context::NodeCtx, model::error::CallError};
 #[cfg(test)]
 use accesskit_consumer::NodeRef;
 #[cfg(test)]
@@ -32,10 +34,6 @@ declare_interface! {
         property StartIndex: i32 = start_index;
         property EndIndex: i32 = end_index;
     }
-}
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    is_hyperlink(&Env::of(ctx), &ctx.node)
 }
 
 #[cfg(test)]

@@ -25,14 +25,16 @@
 use crate::model::names;
 use crate::model::paths::{self, null_ref, ObjectRef};
 
-use crate::model::hyperlinks::{has_links, offers_hypertext};
+use crate::model::error::CallError;
+use crate::model::hyperlinks::offers_hypertext;
 use crate::model::index::to_i32;
 use crate::model::text::{link_index, LinkIndex};
-use crate::model::text_env::{model_at, Env, TextOn};
+#[cfg(test)]
+use crate::model::text_env::Env;
+use crate::model::text_env::{model_at, TextOn};
 use crate::surface::declare_interface;
 #[cfg(test)]
 use crate::surface::reply::Handled;
-use crate::{model::context::NodeCtx, model::error::CallError};
 #[cfg(test)]
 use accesskit_consumer::NodeRef;
 
@@ -45,10 +47,6 @@ declare_interface! {
         fn GetLinkIndex(character_index: i32) -> (index: i32) = link_at;
         property version: u32 = crate::surface::interface_version;
     }
-}
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    has_links(&Env::of(ctx), &ctx.node)
 }
 
 /// `answer` on the node's link list; NotSupported for a node without
@@ -103,7 +101,7 @@ pub(crate) fn handle(
 pub(crate) mod tests {
     use super::*;
     use crate::model::fixtures::{chars, node, paragraph, run, tree};
-    use crate::model::hyperlinks::{node_of, object_ref, MAX_HYPERTEXT_LINKS};
+    use crate::model::hyperlinks::{has_links, node_of, object_ref, MAX_HYPERTEXT_LINKS};
     use crate::model::paths::local_id;
     use crate::model::text_env::ENV;
     use crate::surface::testing::{body, message};

@@ -8,7 +8,6 @@ use crate::model::geometry::extents;
 use crate::model::names;
 use crate::model::wire::CoordType;
 use crate::surface::declare_interface;
-use accesskit::Role;
 
 declare_interface! {
     pub(crate) static IMAGE = names::IMAGE, on node {
@@ -20,13 +19,6 @@ declare_interface! {
         property ImageDescription: String = image_description;
         property ImageLocale: String = image_locale;
     }
-}
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    matches!(
-        ctx.node.role(),
-        Role::Image | Role::SvgRoot | Role::GraphicsSymbol | Role::Canvas
-    )
 }
 
 fn image_description(ctx: &NodeCtx) -> Result<String, CallError> {

@@ -35,10 +35,6 @@ declare_interface! {
     }
 }
 
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    ctx.node.is_container_with_selectable_children()
-}
-
 pub(crate) fn selected_items<'a>(node: &NodeRef<'a>) -> impl Iterator<Item = NodeRef<'a>> + 'a {
     node.items(exposure_filter)
         .filter(|item| item.is_selected() == Some(true))

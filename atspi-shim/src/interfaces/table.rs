@@ -7,7 +7,7 @@
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
 use crate::model::exposure::exposed_children;
-use crate::model::grid::{is_table, Grid};
+use crate::model::grid::Grid;
 use crate::model::index::to_i32;
 use crate::model::names;
 use crate::model::paths::{self, ObjectRef};
@@ -52,10 +52,6 @@ declare_interface! {
         property NSelectedRows: i32 = n_selected_rows;
         property NSelectedColumns: i32 = n_selected_columns;
     }
-}
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    is_table(&ctx.node)
 }
 
 fn caption(ctx: &NodeCtx) -> ObjectRef {

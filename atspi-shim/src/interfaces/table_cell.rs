@@ -3,7 +3,7 @@
 
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
-use crate::model::grid::{in_table, table_of, Grid};
+use crate::model::grid::{table_of, Grid};
 use crate::model::index::to_i32;
 use crate::model::names;
 use crate::model::paths::ObjectRef;
@@ -24,10 +24,6 @@ declare_interface! {
         property Table: ObjectRef = table;
         property version: u32 = crate::surface::interface_version;
     }
-}
-
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    in_table(&ctx.node)
 }
 
 /// (row, column, row span, column span) of the cell, if it is placed.

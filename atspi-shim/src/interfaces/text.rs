@@ -10,14 +10,13 @@ use zvariant::OwnedValue;
 
 use crate::model::actions::action_on;
 use crate::model::budgets::bounded_text;
-use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
 use crate::model::index::to_i32;
 use crate::model::names;
 use crate::model::text::*;
 #[cfg(test)]
 use crate::model::text_env::Env;
-use crate::model::text_env::{from_client, has_text, layout_of, require_model, to_client, TextOn};
+use crate::model::text_env::{from_client, require_model, to_client, TextOn};
 use crate::model::wire::{CoordType, ScrollType, TextBoundaryType, TextGranularity};
 #[cfg(test)]
 use crate::surface::reply::Handled;
@@ -91,11 +90,6 @@ declare_interface! {
         property CharacterCount: i32 = character_count;
         property CaretOffset: i32 = caret_offset_property;
     }
-}
-
-/// Whether this node gets the Text interface.
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    has_text(&ctx.node, layout_of(ctx))
 }
 
 #[cfg(test)]

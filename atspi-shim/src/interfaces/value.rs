@@ -30,10 +30,6 @@ declare_interface! {
     }
 }
 
-pub(crate) fn supported(ctx: &NodeCtx) -> bool {
-    ctx.node.numeric_value().is_some()
-}
-
 fn current(ctx: &NodeCtx) -> Result<f64, CallError> {
     Ok(current_value(ctx))
 }

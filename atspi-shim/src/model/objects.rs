@@ -1,5 +1,5 @@
 //! The exposed object tree: the AT-SPI objects' parents, children and
-//! indices, and resolving a call's path to an object.
+//! indices (`resolve.rs` finds the object a call's path names).
 //!
 //! Exposure rule (`exposure.rs`): a node is exposed unless it is a `TextRun`
 //! (its text belongs to the text-bearing parent) or hidden (itself or an
@@ -17,48 +17,9 @@ use accesskit::{NodeId, TreeId};
 use accesskit_consumer::NodeRef;
 use newton_cache::SurfaceReplica;
 
-use crate::interfaces::hyperlink;
 use crate::model::context::{AppContext, NodeCtx};
-use crate::model::error::CallError;
 use crate::model::exposure::{exposed_children, is_exposed, is_exposed_child};
 use crate::model::paths::local_id;
-use crate::model::paths::{self, ObjectAddress};
-
-/// What a call's path resolved to.
-pub(crate) enum Object<'a> {
-    Root,
-    Cache,
-    Node(NodeCtx<'a>),
-    /// The hyperlink object of an exposed link node (serves only Hyperlink).
-    Hyperlink(NodeCtx<'a>),
-}
-
-/// Resolves `path`; unknown, removed or unexposed nodes, and hyperlink paths
-/// of nodes that are not links, give UnknownObject.
-pub(crate) fn resolve<'a>(app: &'a AppContext<'a>, path: &str) -> Result<Object<'a>, CallError> {
-    match paths::parse(path) {
-        Some(ObjectAddress::Root) => Ok(Object::Root),
-        Some(ObjectAddress::Cache) => Ok(Object::Cache),
-        Some(ObjectAddress::Node { surface, node }) => {
-            let surface = app.replica.surface(surface).ok_or_else(|| unknown(path))?;
-            node_ctx(app, surface, node)
-                .map(Object::Node)
-                .ok_or_else(|| unknown(path))
-        }
-        Some(ObjectAddress::Hyperlink { surface, node }) => {
-            let surface = app.replica.surface(surface).ok_or_else(|| unknown(path))?;
-            node_ctx(app, surface, node)
-                .filter(hyperlink::supported)
-                .map(Object::Hyperlink)
-                .ok_or_else(|| unknown(path))
-        }
-        None => Err(unknown(path)),
-    }
-}
-
-fn unknown(path: &str) -> CallError {
-    CallError::UnknownObject(path.to_owned())
-}
 
 /// The exposed node `id` of `surface`, if there is one.
 pub(crate) fn node_ctx<'a>(

@@ -71,6 +71,11 @@ pub(crate) fn has_text(node: &NodeRef, layout: TextLayout) -> bool {
     node.supports_text_ranges() || plain_text_of(node).is_some()
 }
 
+/// A text input the user may edit.
+pub(crate) fn is_editable(node: &NodeRef) -> bool {
+    node.is_text_input() && !node.is_read_only_or_disabled()
+}
+
 /// The text AT-SPI exposes for `node` ("" when it has no Text). Used by
 /// EditableText.
 pub(crate) fn text_of(node: &NodeRef) -> String {

@@ -147,7 +147,7 @@ pub struct Method {
     /// Declared `heavy`: its cost grows with the tree (`Cache.GetItems`,
     /// `Collection.GetMatches*`), so the bridge answers it off the thread
     /// that answers every other call. Found for a call by
-    /// [`crate::dispatch::declared_method`], with or without an interface field.
+    /// `declared::declared_method`, with or without an interface field.
     pub heavy: bool,
     pub(crate) call: CallFn,
 }
@@ -476,57 +476,4 @@ pub(crate) const INTERFACE_VERSION: u32 = 1;
 /// The getter of every declared `version` property, whatever the receiver.
 pub(crate) fn interface_version<R>(_receiver: R) -> Result<u32, CallError> {
     Ok(INTERFACE_VERSION)
-}
-
-/// One declared member, as listed by [`declared`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeclaredMember {
-    Method {
-        interface: &'static str,
-        name: &'static str,
-        in_signature: String,
-        out_signature: String,
-    },
-    Property {
-        interface: &'static str,
-        name: &'static str,
-        signature: String,
-        writable: bool,
-    },
-}
-
-/// Every declared AT-SPI interface, each once.
-pub fn interfaces() -> Vec<&'static Interface> {
-    let mut all: Vec<&'static Interface> = vec![
-        &crate::interfaces::application::APPLICATION,
-        &crate::interfaces::cache::CACHE,
-    ];
-    all.extend(crate::dispatch::NODE_INTERFACES.iter().map(|i| i.surface));
-    all
-}
-
-/// Every declared method and property with its D-Bus signatures (for the
-/// test against at-spi2-core's interface definitions).
-pub fn declared() -> Vec<DeclaredMember> {
-    let concat = |args: &[Arg]| args.iter().map(|a| a.signature.to_string()).collect();
-    let mut members = Vec::new();
-    for interface in interfaces() {
-        for method in interface.methods {
-            members.push(DeclaredMember::Method {
-                interface: interface.name,
-                name: method.name,
-                in_signature: concat(method.inputs),
-                out_signature: concat(method.outputs),
-            });
-        }
-        for property in interface.properties {
-            members.push(DeclaredMember::Property {
-                interface: interface.name,
-                name: property.name,
-                signature: property.signature.to_string(),
-                writable: property.writable,
-            });
-        }
-    }
-    members
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use zvariant::DynamicType;
 
 use crate::model::fixtures::{chars, multilingual, node, run, tree, GEOMETRY};
-use crate::model::text_env::{text_of, ENV};
+use crate::model::text_env::{has_text, text_of, ENV};
 use crate::surface::testing::{body, message};
 
 fn ask<B: Serialize + DynamicType>(node: NodeRef, member: &str, args: &B) -> Handled {
