@@ -109,7 +109,10 @@ fn declaring_interfaces(address: ObjectAddress) -> impl Iterator<Item = &'static
 
 /// The declared interface named `name`, whichever object serves it.
 fn declared_interface(name: &str) -> Option<&'static Interface> {
-    interfaces().into_iter().find(|iface| iface.name == name)
+    [&application::APPLICATION, &cache::CACHE]
+        .into_iter()
+        .chain(NODE_INTERFACES.iter().copied())
+        .find(|iface| iface.name == name)
 }
 
 /// A declared method and the interface declaring it.
