@@ -2,13 +2,19 @@
 //! (never from the application) and turns change sets into AT-SPI events.
 //!
 //! This crate is sans-IO: the bridge owns the connections and sends what
-//! this crate builds. One file per AT-SPI interface.
+//! this crate builds.
+//!
+//! Layers, each importing only those below it (ARCHITECTURE.md, "atspi-shim
+//! in layers"; `tests/layers.rs` checks them): `model` (the replica as
+//! AT-SPI objects), [`surface`] (the declaration machinery and replies),
+//! `interfaces` (one file per AT-SPI interface) and [`events`], then
+//! [`declared`], `introspect` and [`dispatch`].
 //!
 //! Object model (see [`paths`]): the app root
 //! `/org/a11y/atspi/accessible/root` (Accessible + Application), the cache
 //! `/org/a11y/atspi/cache`, and one object per exposed replica node at
 //! `/org/a11y/atspi/accessible/<surface>_<node>` (TextRun and hidden nodes
-//! are not exposed; see `objects.rs`).
+//! are not exposed; see `model/exposure.rs`).
 //!
 //! How the bridge uses it, per application connection, under the lock on
 //! that application's replica:
@@ -35,7 +41,7 @@ mod introspect;
 
 #[cfg(test)]
 mod block_layout_tests;
-mod model;
+pub(crate) mod model;
 pub mod surface;
 
 pub use model::{budgets, context, coords, derived, error, host, paths, wire};

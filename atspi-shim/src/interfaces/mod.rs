@@ -1,3 +1,7 @@
+//! Layer 3: one file per AT-SPI interface, each its `declare_interface!`
+//! declaration and handlers, built on the model and the surface only. No
+//! interface imports another: what two share lives in the model.
+
 pub(crate) mod accessible;
 pub(crate) mod action;
 pub(crate) mod application;

@@ -1,3 +1,8 @@
+//! Layer 1, the model: what the replica says as AT-SPI objects, without
+//! D-Bus calls. Every interface, the events and dispatch build on it; it
+//! imports nothing above it, and its modules import each other without a
+//! loop (ARCHITECTURE.md, "atspi-shim in layers").
+
 pub(crate) mod actions;
 pub mod budgets;
 pub(crate) mod cache_items;

@@ -1,3 +1,6 @@
+//! Layer 2, the surface machinery (on the model only): the declaration, replies
+//! (`reply.rs`) and property values (`properties.rs`).
+//!
 //! The declared AT-SPI surface: each interface's methods and properties,
 //! declared once with [`declare_interface!`], from which dispatch (with or
 //! without an interface field), `Properties.Get/GetAll` and `Introspect`
