@@ -108,7 +108,7 @@ fn declaring_interfaces(address: ObjectAddress) -> impl Iterator<Item = &'static
 }
 
 /// The declared interface named `name`, whichever object serves it.
-fn declared_interface(name: &str) -> Option<&'static Interface> {
+pub(crate) fn declared_interface(name: &str) -> Option<&'static Interface> {
     [&application::APPLICATION, &cache::CACHE]
         .into_iter()
         .chain(NODE_INTERFACES.iter().copied())

@@ -6,6 +6,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use async_lock::MutexGuard as StateGuard;
+
 use futures::StreamExt;
 use newton_atspi_shim::{AppContext, DerivedModels, HostFacts};
 use newton_cache::{AppReplica, ChangeSet, FrameKind, Limits, RejectError};
@@ -17,7 +19,12 @@ use crate::listeners::SharedListeners;
 use crate::registry::{self, Desktop};
 
 /// Mutable state of one application, behind its own lock so that one
-/// application's work never waits on another's.
+/// application's work never waits on another's. The lock is asynchronous:
+/// the heavy-call thread holds it for as long as a heavy call takes (it
+/// reads the replica throughout), and the executor's thread, which answers
+/// every other call and applies every commit, waits for it without
+/// blocking ([`BridgedApp::lock_async`]), so the other applications are
+/// served meanwhile.
 pub struct AppState {
     pub replica: AppReplica,
     /// Text models and grids built by answers, kept for the next call on
@@ -42,7 +49,7 @@ type HeavyCall =
 pub struct BridgedApp {
     pub info: AppInfo,
     bus: Mutex<Bus>,
-    state: Mutex<AppState>,
+    state: async_lock::Mutex<AppState>,
     to_sender: async_channel::Sender<BridgeMessage>,
     listeners: SharedListeners,
     p2p: Mutex<Option<crate::p2p::P2pEndpoint>>,
@@ -129,7 +136,7 @@ impl BridgedApp {
         Arc::new(Self {
             info,
             bus: Mutex::new(bus),
-            state: Mutex::new(state),
+            state: async_lock::Mutex::new(state),
             to_sender,
             listeners,
             p2p: Mutex::new(None),
@@ -221,7 +228,7 @@ impl BridgedApp {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let old = std::mem::replace(&mut *self.lock_bus(), bus);
         let _ = old.conn.close().await;
-        self.lock().desktop = None;
+        self.lock_async().await.desktop = None;
         self.serve_bus_on(incoming, executor);
         self.bus_watch
             .connected
@@ -296,28 +303,33 @@ impl BridgedApp {
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// The state lock. A panic while it was held (a bug, never expected) does
-    /// not make the application unusable: the replica is still consistent
+    /// The state lock, waiting on the calling thread: for the heavy-call
+    /// thread, and for what runs rarely (status, tests). On the executor's
+    /// thread use [`lock_async`](Self::lock_async): a heavy call may hold
+    /// the lock for hundreds of milliseconds. A panic while it was held (a
+    /// bug, never expected) releases it; the replica is still consistent
     /// because the cache validates before it mutates.
-    pub fn lock(&self) -> MutexGuard<'_, AppState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    pub fn lock(&self) -> StateGuard<'_, AppState> {
+        self.state.lock_blocking()
+    }
+
+    /// The state lock, waited for without blocking the executor's thread.
+    pub async fn lock_async(&self) -> StateGuard<'_, AppState> {
+        self.state.lock().await
     }
 
     /// Changes the replica with `f` under the lock, then drops the kept
     /// models the change made stale (a frame's surface, gone surfaces).
-    fn change_replica<R>(&self, f: impl FnOnce(&mut AppReplica) -> R) -> R {
-        let mut state = self.lock();
+    fn change_replica<R>(state: &mut AppState, f: impl FnOnce(&mut AppReplica) -> R) -> R {
         let result = f(&mut state.replica);
         state.models.retain_current(&state.replica);
         result
     }
 
-    /// Runs `f` with the shim's view of this application.
-    pub fn with_context<R>(&self, f: impl FnOnce(&AppContext) -> R) -> R {
+    /// Runs `f` with the shim's view of this application, its state locked
+    /// by the caller.
+    fn context_in<R>(&self, state: &AppState, f: impl FnOnce(&AppContext) -> R) -> R {
         let unique_name = self.unique_name();
-        let state = self.lock();
         let context = AppContext {
             replica: &state.replica,
             info: &self.info,
@@ -338,7 +350,7 @@ impl BridgedApp {
     pub async fn embed(&self) -> zbus::Result<()> {
         let desktop = registry::embed(&self.conn()).await?;
         info!(app = %self.info.name, bus = %self.unique_name(), "embedded in the desktop");
-        self.lock().desktop = Some(desktop);
+        self.lock_async().await.desktop = Some(desktop);
         Ok(())
     }
 
@@ -402,6 +414,13 @@ impl BridgedApp {
     /// Calls whose cost grows with the tree go to the heavy-call thread
     /// (`heavy.rs`), one at a time per connection; the calls after one are
     /// answered meanwhile (D-Bus matches replies by serial, not order).
+    /// Which calls: those declared `heavy`, known from the header, and
+    /// those declared `heavy over ESTIMATE` whose estimate on this replica
+    /// is over the shim's `INLINE_WORK` (a `GetChildren` of a node with
+    /// more than 2,000 children, not of one with ten), checked under the
+    /// lock that then answers the call here if it stays. The lock is awaited,
+    /// never waited for on the executor's thread: the heavy-call thread
+    /// holds it while it answers.
     async fn serve_calls(self: Arc<Self>, mut stream: zbus::MessageStream) {
         let conn = zbus::Connection::from(&stream);
         let zbus_tasks = conn.executor().clone();
@@ -436,22 +455,35 @@ impl BridgedApp {
                     "call"
                 );
             }
-            if crate::heavy::is_heavy(&message) {
-                // One heavy call per connection: the next waits for the last.
-                if let Some(previous) = heavy_call.take() {
-                    let reply = previous.await;
-                    self.send_reply(&conn, reply).await;
-                }
-                let app = self.clone();
-                heavy_call = Some(Box::pin(async move {
-                    crate::heavy::run(move || app.answer(&message))
-                        .await
-                        .flatten()
-                }));
+            // Heavy by declaration (no lock needed to know), or by the work
+            // it would do on this replica (estimated under the lock, which
+            // then answers it here if it is not).
+            let inline = if crate::heavy::is_heavy(&message) {
+                None
+            } else if crate::p2p::is_bus_address_query(&message) {
+                Some(self.answer(&message))
+            } else {
+                let state = self.lock_async().await;
+                let heavy_here = self.context_in(&state, |context| {
+                    newton_atspi_shim::dispatch::is_heavy_here(context, &message)
+                });
+                (!heavy_here).then(|| self.answer_in(state, &message))
+            };
+            if let Some(reply) = inline {
+                self.send_reply(&conn, reply).await;
                 continue;
             }
-            let reply = self.answer(&message);
-            self.send_reply(&conn, reply).await;
+            // One heavy call per connection: the next waits for the last.
+            if let Some(previous) = heavy_call.take() {
+                let reply = previous.await;
+                self.send_reply(&conn, reply).await;
+            }
+            let app = self.clone();
+            heavy_call = Some(Box::pin(async move {
+                crate::heavy::run(move || app.answer(&message))
+                    .await
+                    .flatten()
+            }));
         }
     }
 
@@ -466,15 +498,28 @@ impl BridgedApp {
     }
 
     /// Computes the reply to one call from the replica; routes any action
-    /// request to the sender without waiting for it.
+    /// request to the sender without waiting for it. Takes the state lock
+    /// on the calling thread (the heavy-call thread; the executor's uses
+    /// [`answer_in`](Self::answer_in) with the lock it awaited).
     fn answer(&self, call: &Message) -> Option<(Message, bool)> {
         if crate::p2p::is_bus_address_query(call) {
             let address = self.p2p_address().unwrap_or_default();
             let reply = newton_atspi_shim::reply::method_return(call, &(address.as_str(),)).ok()?;
             return Some((reply, true));
         }
+        self.answer_in(self.lock(), call)
+    }
+
+    /// [`answer`](Self::answer) with the state locked by the caller.
+    fn answer_in(
+        &self,
+        mut state: StateGuard<'_, AppState>,
+        call: &Message,
+    ) -> Option<(Message, bool)> {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            self.with_context(|context| newton_atspi_shim::dispatch::handle_call(context, call))
+            self.context_in(&state, |context| {
+                newton_atspi_shim::dispatch::handle_call(context, call)
+            })
         }));
         let handled = match outcome {
             Ok(handled) => handled?,
@@ -497,8 +542,9 @@ impl BridgedApp {
             self.log_error_reply(call, &handled.reply);
         }
         if let Some(app_id) = handled.set_app_id {
-            self.lock().app_id = app_id;
+            state.app_id = app_id;
         }
+        drop(state);
         if let Some(request) = handled.action {
             self.route_action(call, request);
         }
@@ -579,9 +625,9 @@ impl BridgedApp {
 
     /// Builds the AT-SPI events for applied change sets, skipping those no
     /// listener wants before they are built.
-    pub fn events_for(&self, changes: &[ChangeSet]) -> Vec<Message> {
+    fn events_in(&self, state: &AppState, changes: &[ChangeSet]) -> Vec<Message> {
         let listeners = self.listeners.lock().clone();
-        self.with_context(|context| {
+        self.context_in(state, |context| {
             changes
                 .iter()
                 .flat_map(|set| {
@@ -606,8 +652,14 @@ impl BridgedApp {
             // the application, as when the bus daemon drops it.
             let _ = self.conn().close().await;
         }
-        let changes = if self.is_full_replacement(surface, &updates) {
-            let limits = *self.lock().replica.limits();
+        let full = {
+            let state = self.lock_async().await;
+            state
+                .replica
+                .is_full_replacement(surface, &updates)
+                .then(|| *state.replica.limits())
+        };
+        let signals = if let Some(limits) = full {
             let prepared = blocking::unblock(move || {
                 // Test hook (debug builds): a panic on the blocking thread
                 // resumes in this future, where the caller contains it.
@@ -615,21 +667,27 @@ impl BridgedApp {
                 newton_cache::app::prepare_full_tree(&limits, surface, updates, bytes)
             })
             .await;
+            let mut state = self.lock_async().await;
             match prepared {
-                Ok(prepared) => self.change_replica(|replica| replica.install(prepared))?,
+                Ok(prepared) => {
+                    let changes =
+                        Self::change_replica(&mut state, |replica| replica.install(prepared))?;
+                    self.commit_events(&state, changes)
+                }
                 Err(error) => {
-                    self.lock().replica.note_rejected(surface);
+                    state.replica.note_rejected(surface);
                     return Err(error);
                 }
             }
         } else {
-            self.change_replica(|replica| {
-                // Test hook (debug builds): a panic under the lock poisons it.
+            let mut state = self.lock_async().await;
+            let changes = Self::change_replica(&mut state, |replica| {
+                // Test hook (debug builds): a panic under the lock.
                 crate::fault::panic_if_armed(&updates);
                 replica.commit(surface, updates, bytes)
-            })?
+            })?;
+            self.commit_events(&state, changes)
         };
-        let signals = self.commit_events(changes);
         self.emit(signals).await;
         Ok(())
     }
@@ -638,33 +696,27 @@ impl BridgedApp {
     /// it had a tree (senders announce focus first) is activated once its
     /// first tree exists: its objects are announced, then Window:Activate,
     /// active and focused, the order Orca needs.
-    fn commit_events(&self, mut changes: ChangeSet) -> Vec<Message> {
+    fn commit_events(&self, state: &AppState, mut changes: ChangeSet) -> Vec<Message> {
         let fresh_tree = matches!(changes.kind, FrameKind::Created | FrameKind::Replaced);
-        let focused = self
-            .lock()
+        let focused = state
             .replica
             .surface(changes.surface)
             .is_some_and(|s| s.is_focused());
         if !(fresh_tree && focused) {
-            return self.events_for(std::slice::from_ref(&changes));
+            return self.events_in(state, std::slice::from_ref(&changes));
         }
         changes.focus = None;
-        let mut signals = self.events_for(std::slice::from_ref(&changes));
-        signals.extend(self.with_context(|context| {
+        let mut signals = self.events_in(state, std::slice::from_ref(&changes));
+        signals.extend(self.context_in(state, |context| {
             newton_atspi_shim::events::focus_events(context, changes.surface, true)
         }));
         signals
     }
 
-    /// Whether this commit replaces the surface's whole tree (see the cache's
-    /// "Full replacement" rule): only then is it built off the lock.
-    fn is_full_replacement(&self, surface: SurfaceId, updates: &[accesskit::TreeUpdate]) -> bool {
-        self.lock().replica.is_full_replacement(surface, updates)
-    }
-
     /// Whether the sender must resend a full tree for the surface.
-    pub fn needs_resync(&self, surface: SurfaceId) -> bool {
-        self.lock()
+    pub async fn needs_resync(&self, surface: SurfaceId) -> bool {
+        self.lock_async()
+            .await
             .replica
             .surface(surface)
             .is_some_and(|s| s.awaiting_resync())
@@ -672,19 +724,26 @@ impl BridgedApp {
 
     /// The compositor moved keyboard focus to `surface` (or away from this app).
     pub async fn set_focus(&self, surface: Option<SurfaceId>) -> Result<(), RejectError> {
-        let changes = self.lock().replica.set_focused_surface(surface)?;
-        // Window (de)activation, active and focused states, each once and in
-        // the order Orca needs, plus the surfaces' other changes.
-        let signals = self.with_context(|context| {
-            newton_atspi_shim::events::compositor_focus_events(context, &changes)
-        });
+        let signals = {
+            let mut state = self.lock_async().await;
+            let changes = state.replica.set_focused_surface(surface)?;
+            // Window (de)activation, active and focused states, each once and in
+            // the order Orca needs, plus the surfaces' other changes.
+            self.context_in(&state, |context| {
+                newton_atspi_shim::events::compositor_focus_events(context, &changes)
+            })
+        };
         self.emit(signals).await;
         Ok(())
     }
 
     pub async fn destroy_surface(&self, surface: SurfaceId) -> Result<(), RejectError> {
-        let changes = self.change_replica(|replica| replica.destroy_surface(surface))?;
-        let signals = self.events_for(std::slice::from_ref(&changes));
+        let signals = {
+            let mut state = self.lock_async().await;
+            let changes =
+                Self::change_replica(&mut state, |replica| replica.destroy_surface(surface))?;
+            self.events_in(&state, std::slice::from_ref(&changes))
+        };
         self.emit(signals).await;
         Ok(())
     }
@@ -692,23 +751,25 @@ impl BridgedApp {
     /// After a panic inside this application's handling: drops every tree
     /// (the replica may be half-updated), keeps the surfaces, the bus
     /// connection and the desktop registration, tells ATs the windows went
-    /// away, and clears the lock's poison. Returns the surfaces, each of
-    /// which now needs a full tree from the sender.
+    /// away. Returns the surfaces, each of which now needs a full tree from
+    /// the sender.
     pub async fn reset_after_panic(&self) -> Vec<SurfaceId> {
+        let mut state = self.lock_async().await;
         let removed = catch_unwind(AssertUnwindSafe(|| {
-            let changes = self.change_replica(AppReplica::reset);
-            self.events_for(&changes)
+            let changes = Self::change_replica(&mut state, AppReplica::reset);
+            self.events_in(&state, &changes)
         }));
+        drop(state);
         // `reset` swaps the surfaces before walking the old trees: even if
         // announcing the removal failed, the replica is empty and sound.
         let signals = removed.unwrap_or_else(|_| {
             error!(app = %self.info.name, "could not announce the reset windows' removal; ATs may hold stale objects until they ask again");
             Vec::new()
         });
-        self.state.clear_poison();
         self.emit(signals).await;
         info!(app = %self.info.name, "application reset; waiting for full trees");
-        self.lock().replica.surfaces().map(|s| s.id()).collect()
+        let state = self.lock_async().await;
+        state.replica.surfaces().map(|s| s.id()).collect()
     }
 
     /// The sender left: announce every object's removal, then leave the desktop.
@@ -724,8 +785,11 @@ impl BridgedApp {
         }
         self.bus_watch.lost_tx.close();
         self.p2p.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let changes = self.change_replica(AppReplica::clear);
-        let signals = self.events_for(&changes);
+        let signals = {
+            let mut state = self.lock_async().await;
+            let changes = Self::change_replica(&mut state, AppReplica::clear);
+            self.events_in(&state, &changes)
+        };
         self.emit(signals).await;
         if let Err(e) = registry::unembed(&self.conn()).await {
             debug!("unembed failed (the registry drops us on disconnect anyway): {e}");

@@ -520,7 +520,11 @@ impl Connection {
     async fn apply_app_event(&mut self, app: &Arc<BridgedApp>, event: ReceiverEvent) {
         let (surface, serial, coalesced, result) = match event {
             ReceiverEvent::SurfaceCreated { surface, title } => {
-                let result = app.lock().replica.create_surface(surface, title);
+                let result = app
+                    .lock_async()
+                    .await
+                    .replica
+                    .create_surface(surface, title);
                 if result.is_ok() {
                     self.send(&crate::app::wanted_message(
                         surface,
@@ -551,7 +555,10 @@ impl Connection {
                 surface,
                 0,
                 1,
-                app.lock().replica.set_geometry(surface, geometry),
+                app.lock_async()
+                    .await
+                    .replica
+                    .set_geometry(surface, geometry),
             ),
             ReceiverEvent::SurfaceDestroyed { surface } => {
                 (surface, 0, 1, app.destroy_surface(surface).await)
@@ -559,7 +566,8 @@ impl Connection {
             _ => return,
         };
         if let Err(error) = result {
-            self.reject(app, surface, serial, coalesced, error);
+            let awaiting_resync = app.needs_resync(surface).await;
+            self.reject(app, surface, serial, coalesced, awaiting_resync, error);
         }
     }
 
@@ -592,6 +600,7 @@ impl Connection {
         surface: SurfaceId,
         serial: u64,
         coalesced: u32,
+        awaiting_resync: bool,
         error: RejectError,
     ) {
         let mut reason = error.to_string();
@@ -615,7 +624,7 @@ impl Connection {
             serial,
             rule: error.rule.as_str().to_owned(),
             reason,
-            resync: coalesced > 1 || app.needs_resync(surface),
+            resync: coalesced > 1 || awaiting_resync,
         });
     }
 

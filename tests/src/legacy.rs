@@ -45,7 +45,20 @@ impl LegacyReference {
     /// (no window yet) and waits for [`LegacyReference::begin`]. Started before the screen
     /// reader, it meets the reader with a connection that already serves calls (the legacy
     /// binary's `--connect-first` says why).
+    ///
+    /// accesskit_unix connects only while `org.a11y.Status.IsEnabled` is true. From at-spi2-core
+    /// 2.61 the launcher derives that from the listeners ATs register, so once an earlier Orca
+    /// of the session has left it is false until the next one registers, and the reference would
+    /// connect only as that Orca starts: the race this method exists to avoid. Accessibility is
+    /// therefore turned on first, as a desktop's setting does (the property stays writable).
     pub fn connect(session: &TestSession, recording: &Path) -> Result<LegacyReference> {
+        newton_atspi_client::private_session::set_is_enabled(session.session_bus_address(), true)
+            .map_err(|source| HarnessError::Dbus {
+            what: "turn accessibility on (org.a11y.Status.IsEnabled) before the legacy \
+                       reference connects"
+                .to_owned(),
+            source: Box::new(source),
+        })?;
         let mut legacy = Self::spawn(session, recording, true)?;
         legacy.expect_line("connected")?;
         Ok(legacy)

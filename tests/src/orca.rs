@@ -60,12 +60,23 @@ pub struct OrcaSpeech {
     /// its words reach the log only in these lines, not as ordinary speech.
     pub say_all: Vec<String>,
     pub debug_file: PathBuf,
+    /// Whether this Orca ends an object's presentation with a full stop ("OK button."): every
+    /// Orca before 51 ([`OrcaVersion::ends_presentations_with_full_stop`]).
+    pub full_stops: bool,
 }
 
 impl OrcaSpeech {
-    /// True if some utterance equals `text` exactly.
+    /// True if some utterance is `text` as this Orca words it ([`OrcaSpeech::is`]).
     pub fn said(&self, text: &str) -> bool {
-        self.utterances.iter().any(|u| u == text)
+        self.utterances.iter().any(|u| self.is(u, text))
+    }
+
+    /// True if the utterance `said` is `want` as this Orca words it: exactly, or, under an Orca
+    /// that ends an object's presentation without a full stop (51 and later), `want` without
+    /// its final full stop. Expectations are written as Orca 43.1 and 48.1 say them ("OK
+    /// button."); messages keep their full stop under 51 too ("Screen reader on.").
+    pub fn is(&self, said: &str, want: &str) -> bool {
+        said == want || (!self.full_stops && want.strip_suffix('.') == Some(said))
     }
     /// True if some utterance contains `text`.
     pub fn said_containing(&self, text: &str) -> bool {
@@ -275,20 +286,30 @@ impl Orca {
             utterances: extract_speech(&text),
             say_all: extract_say_all(&text),
             debug_file: self.debug_file.clone(),
+            full_stops: OrcaVersion::current()?.ends_presentations_with_full_stop(),
         })
     }
 }
 
-/// The text of each `WEB SAY ALL CONTENT: N. [object] 'text' (start-end)` line, trimmed. Orca
+/// The text of each `WEB SAY ALL CONTENT: N. [object] 'text' (start-end)` line (Orca 43.1 to
+/// 50) or `SAY ALL PRESENTER: CONTENT:` line (Orca 51), trimmed. Orca
 /// 43.1 writes the object as `[role | name]`, 48.1 as `[role: 'name']` and pads the text and
 /// the offsets with spaces; the text is what lies between the quote after the object and the
 /// last quote before the offsets.
 fn extract_say_all(log: &str) -> Vec<String> {
-    const MARK: &str = "WEB SAY ALL CONTENT: ";
+    // Orca 51 moved Say All out of the web script into say_all_presenter.py, whose line for
+    // each piece of content is `SAY ALL PRESENTER: CONTENT: N . [object] 'text' (start - end)`.
+    const MARKS: [&str; 2] = ["WEB SAY ALL CONTENT: ", "SAY ALL PRESENTER: CONTENT: "];
     log.lines()
         .filter_map(|line| {
-            let content = &line[line.find(MARK)? + MARK.len()..];
-            let text_start = content.find("] '")? + 3;
+            let content = MARKS
+                .iter()
+                .find_map(|mark| Some(&line[line.find(mark)? + mark.len()..]))?;
+            // Orca 51 joins the object and the quote without a space.
+            let text_start = match content.find("] '") {
+                Some(at) => at + 3,
+                None => content.find("]'")? + 2,
+            };
             let text_end = content.rfind("' (")?;
             let text = content.get(text_start..text_end)?;
             Some(text.trim().to_owned())
@@ -384,6 +405,25 @@ impl OrcaVersion {
             "button"
         } else {
             "push button"
+        }
+    }
+
+    /// Orca 51 speaks an object's presentation without the full stop earlier Orcas end it with
+    /// ("OK button" for "OK button."): its speech generator puts no pause after the last item
+    /// (docs/compat.md "Orca 51.1"). Messages keep theirs ("Screen reader on.").
+    pub fn ends_presentations_with_full_stop(&self) -> bool {
+        self.major() < 51
+    }
+
+    /// How this Orca presents a window that becomes active: "Demo frame." under 43.1, "Demo
+    /// frame" under 48.1 (no full stop after a window's role), "Demo" from 51 on (it does not
+    /// speak the role of an ancestor of the object about to be presented,
+    /// `_should_speak_role`).
+    pub fn window(&self, name: &str) -> String {
+        match self.major() {
+            0..=47 => format!("{name} frame."),
+            48..=50 => format!("{name} frame"),
+            _ => name.to_owned(),
         }
     }
 
@@ -646,6 +686,11 @@ mod tests {
                    04:25:50.18 - WEB SAY ALL CONTENT: 0. [heading: 'Sign up'] ' Sign up ' ( 0 - 7)\n\
                    04:25:50.19 - WEB SAY ALL CONTENT: 2. [paragraph] ' first. ' ( 10 - 17)\n";
         assert_eq!(extract_say_all(log), ["AccessKit", "Sign up", "first."]);
+        // Orca 51.1 (say_all_presenter.py, joined by debug.py's `_join_tokens`).
+        let log = "SAY ALL PRESENTER: CONTENT: 0. [link: 'AccessKit']'AccessKit' (0 - 9)\n\
+                   SAY ALL PRESENTER: Speaking (contents): [link: 'AccessKit']'link' (0 - 9)\n\
+                   SAY ALL PRESENTER: CONTENT: 2. [paragraph: '']' first. ' (10 - 17)\n";
+        assert_eq!(extract_say_all(log), ["AccessKit", "first."]);
     }
     use super::{extract_say_all, extract_speech};
 

@@ -17,10 +17,12 @@ use crate::{model::error::CallError, model::relations, model::roles, model::stat
 declare_interface! {
     /// Served by every exposed node and by the app root (`Target::App`).
     pub(crate) static ACCESSIBLE = names::ACCESSIBLE, on any {
-        fn GetChildAtIndex(index: i32) -> (child: ObjectRef) = child_at_index;
-        fn GetChildren() -> (children: Vec<ObjectRef>) = children;
-        fn GetIndexInParent() -> (index: i32) = index_in_parent;
-        fn GetRelationSet() -> (relations: Vec<(u32, Vec<ObjectRef>)>) = relation_set;
+        fn GetChildAtIndex(index: i32) -> (child: ObjectRef)
+            = child_at_index, heavy over objects::counted_width;
+        fn GetChildren() -> (children: Vec<ObjectRef>) = children, heavy over objects::width;
+        fn GetIndexInParent() -> (index: i32) = index_in_parent, heavy over objects::sibling_work;
+        fn GetRelationSet() -> (relations: Vec<(u32, Vec<ObjectRef>)>)
+            = relation_set, heavy over relations::targets_work;
         fn GetRole() -> (role: u32) = role;
         fn GetRoleName() -> (name: String) = role_name;
         fn GetLocalizedRoleName() -> (name: String) = localized_role_name;
@@ -32,7 +34,7 @@ declare_interface! {
         property Name: String = name_of;
         property Description: String = description_of;
         property Parent: ObjectRef = parent;
-        property ChildCount: i32 = child_count;
+        property ChildCount: i32 = child_count, heavy over objects::counted_width;
         property Locale: String = locale_of;
         property AccessibleId: String = accessible_id;
         property HelpText: String = help_text;

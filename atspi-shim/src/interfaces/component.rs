@@ -21,7 +21,7 @@ declare_interface! {
     pub(crate) static COMPONENT = names::COMPONENT, on node {
         fn Contains(x: i32, y: i32, coord_type: u32 as CoordType) -> (contains: bool) = contains;
         fn GetAccessibleAtPoint(x: i32, y: i32, coord_type: u32 as CoordType) -> (object: ObjectRef)
-            = object_at_point;
+            = object_at_point, heavy over crate::model::objects::tree_work;
         fn GetExtents(coord_type: u32 as CoordType) -> (extents: (i32, i32, i32, i32))
             = extents_in;
         fn GetPosition(coord_type: u32 as CoordType) -> (x: i32, y: i32) = position;

@@ -12,9 +12,10 @@
 use crate::model::actions::request;
 use crate::model::context::NodeCtx;
 use crate::model::error::CallError;
-use crate::model::exposure::{exposed_children, exposure_filter};
+use crate::model::exposure::exposure_filter;
 use crate::model::index::{client_index, to_i32};
 use crate::model::names;
+use crate::model::objects;
 use crate::model::paths::ObjectRef;
 use crate::surface::{declare_interface, Acted};
 use accesskit::Action;
@@ -22,16 +23,20 @@ use accesskit_consumer::NodeRef;
 
 declare_interface! {
     pub(crate) static SELECTION = names::SELECTION, on node {
-        fn GetSelectedChild(selected_child_index: i32) -> (child: ObjectRef) = selected_child;
-        fn SelectChild(child_index: i32) -> (success: bool) = select_child, acting;
+        fn GetSelectedChild(selected_child_index: i32) -> (child: ObjectRef)
+            = selected_child, heavy over objects::tree_work;
+        fn SelectChild(child_index: i32) -> (success: bool)
+            = select_child, acting over objects::counted_width;
         fn DeselectSelectedChild(selected_child_index: i32) -> (success: bool)
-            = deselect_selected_child, acting;
-        fn IsChildSelected(child_index: i32) -> (selected: bool) = is_child_selected;
+            = deselect_selected_child, acting over objects::tree_work;
+        fn IsChildSelected(child_index: i32) -> (selected: bool)
+            = is_child_selected, heavy over objects::counted_width;
         fn SelectAll() -> (success: bool) = unsupported;
         fn ClearSelection() -> (success: bool) = unsupported;
-        fn DeselectChild(child_index: i32) -> (success: bool) = deselect_child, acting;
+        fn DeselectChild(child_index: i32) -> (success: bool)
+            = deselect_child, acting over objects::counted_width;
         property version: u32 = crate::surface::interface_version;
-        property NSelectedChildren: i32 = n_selected_children;
+        property NSelectedChildren: i32 = n_selected_children, heavy over objects::tree_work;
     }
 }
 
@@ -46,8 +51,7 @@ fn n_selected_children(ctx: &NodeCtx) -> Result<i32, CallError> {
 
 fn child<'a>(ctx: &NodeCtx<'a>, index: i32) -> Result<NodeRef<'a>, CallError> {
     let wanted = client_index(index)?;
-    exposed_children(&ctx.node)
-        .nth(wanted)
+    objects::child_at(ctx.surface, &ctx.node, wanted)
         .ok_or_else(|| CallError::InvalidArgs(format!("child index {index} is out of range")))
 }
 

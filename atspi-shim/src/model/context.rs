@@ -8,6 +8,7 @@ use newton_push_protocol::{AppInfo, SurfaceId};
 use zvariant::OwnedObjectPath;
 
 use crate::model::derived::{DerivedModels, ModelsAt};
+use crate::model::error::CallError;
 use crate::model::host::HostFacts;
 /// Also at its old place (`newton_atspi_shim::context::local_id`).
 pub use crate::model::paths::local_id;
@@ -89,4 +90,39 @@ impl<'a> NodeCtx<'a> {
     pub fn is_surface_root(&self) -> bool {
         self.node.is_root()
     }
+}
+
+/// The object a declared handler answers for (`surface`, `on any`), and
+/// what a declared cost estimate (`heavy over ESTIMATE`) is asked about:
+/// the application or one of its replica nodes.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'t, 'a> {
+    /// The app root or the cache object.
+    App(&'t AppContext<'a>),
+    /// A replica node (or its hyperlink object).
+    Node(&'t NodeCtx<'a>),
+}
+
+impl<'t, 'a> Target<'t, 'a> {
+    pub fn node(self) -> Result<&'t NodeCtx<'a>, CallError> {
+        match self {
+            Target::Node(ctx) => Ok(ctx),
+            Target::App(_) => Err(wrong_target("a replica node")),
+        }
+    }
+
+    pub fn app(self) -> Result<&'t AppContext<'a>, CallError> {
+        match self {
+            Target::App(app) => Ok(app),
+            Target::Node(_) => Err(wrong_target("the application")),
+        }
+    }
+}
+
+/// Dispatch only routes an interface to the objects that implement it, so
+/// this never reaches a client; should it, the client gets a clear Failed.
+fn wrong_target(wanted: &str) -> CallError {
+    CallError::Failed(format!(
+        "internal: this interface is served by {wanted} only"
+    ))
 }

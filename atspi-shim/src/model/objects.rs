@@ -17,7 +17,7 @@ use accesskit::{NodeId, TreeId};
 use accesskit_consumer::NodeRef;
 use newton_cache::SurfaceReplica;
 
-use crate::model::context::{AppContext, NodeCtx};
+use crate::model::context::{AppContext, NodeCtx, Target};
 use crate::model::exposure::{exposed_children, is_exposed, is_exposed_child};
 use crate::model::paths::local_id;
 
@@ -110,5 +110,49 @@ pub(crate) fn index_in_parent(ctx: &NodeCtx) -> usize {
             raw_index.saturating_sub(excluded_before)
         }
         None => 0,
+    }
+}
+
+/// Cost estimate (`heavy over`, `surface/mod.rs`) of a member listing the
+/// object's children (`GetChildren`): how many there are, O(1).
+pub(crate) fn width(target: Target) -> usize {
+    match target {
+        Target::App(app) => app.replica.surfaces().count(),
+        Target::Node(ctx) => ctx.node.data().children().len(),
+    }
+}
+
+/// Cost estimate of a member that finds one child by its exposed index or
+/// counts them (`GetChildAtIndex`, `ChildCount`, Selection's child
+/// indices): 1 while every child is exposed (a look-up), else the children
+/// it may walk ([`child_count`]).
+pub(crate) fn counted_width(target: Target) -> usize {
+    match target {
+        Target::App(app) => app.replica.surfaces().count(),
+        Target::Node(ctx) if ctx.surface.non_structural_children(local_id(&ctx.node)) == 0 => 1,
+        Target::Node(ctx) => ctx.node.data().children().len(),
+    }
+}
+
+/// Cost estimate of `GetIndexInParent`: [`counted_width`] of the parent.
+pub(crate) fn sibling_work(target: Target) -> usize {
+    match target {
+        Target::App(_) => 1,
+        Target::Node(ctx) if ctx.node.is_root() => ctx.app.replica.surfaces().count(),
+        Target::Node(ctx) => match ctx.node.parent() {
+            Some(parent) if ctx.surface.non_structural_children(local_id(&parent)) > 0 => {
+                parent.data().children().len()
+            }
+            _ => 1,
+        },
+    }
+}
+
+/// Cost estimate of a member that may walk the object's subtree (Selection's
+/// items, hit testing): the nodes of its surface, an upper bound known in O(1).
+pub(crate) fn tree_work(target: Target) -> usize {
+    match target {
+        Target::App(app) => app.replica.node_count(),
+        Target::Node(ctx) => ctx.surface.node_count(),
     }
 }

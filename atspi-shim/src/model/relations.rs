@@ -10,7 +10,7 @@ use accesskit::{Node, NodeId, TreeId};
 use accesskit_consumer::NodeRef;
 use atspi_common::RelationType;
 
-use crate::model::context::NodeCtx;
+use crate::model::context::{NodeCtx, Target};
 use crate::model::exposure::is_exposed;
 use crate::model::paths::ObjectRef;
 
@@ -65,6 +65,22 @@ const KINDS: &[RelationKind] = &[
         targets: |n| n.popup_for().into_iter().collect(),
     },
 ];
+
+/// Cost estimate of `GetRelationSet` (`heavy over`, `surface/mod.rs`): the
+/// targets it may list, forward and reverse, counted without resolving them.
+pub(crate) fn targets_work(target: Target) -> usize {
+    let Target::Node(ctx) = target else {
+        return 0;
+    };
+    let node = ctx.node.data();
+    let forward = node.labelled_by().len()
+        + node.controls().len()
+        + node.described_by().len()
+        + node.details().len()
+        + node.flow_to().len()
+        + 3;
+    forward + ctx.surface.referrers(ctx.node.locate().0).len()
+}
 
 /// The relation set `a(ua(so))`.
 pub(crate) fn relation_set(ctx: &NodeCtx) -> Vec<Relation> {

@@ -32,11 +32,17 @@
 //! routed to the sender). `heavy` marks a method whose cost grows with the
 //! tree ([`Method::heavy`]): the bridge answers it on its heavy-call thread,
 //! whether or not the call names the interface. A method carries at most
-//! one marker. Getters return `Result<T, CallError>` of the
-//! property's type; `writable SETTER` makes a property writable, and
-//! `Properties.Set` calls the setter with the receiver and the value, which
-//! returns what the write asks of the bridge ([`Written`]); every other
-//! property answers that it is read-only. The derived code decodes the body once (InvalidArgs with
+//! one marker. `heavy over ESTIMATE` (after `acting` too: `acting over
+//! ESTIMATE`; on a property, `, heavy over ESTIMATE` last) marks a member
+//! whose cost grows with what `ESTIMATE` counts for the call's object (its
+//! children, its relation targets, its tree): heavy only where the estimate
+//! is over `dispatch::INLINE_WORK` (`dispatch::is_heavy_here`, above this
+//! layer; the estimates themselves are the model's, on a [`Target`]).
+//! Getters return `Result<T, CallError>` of the property's type;
+//! `writable SETTER` makes a property writable, and `Properties.Set` calls
+//! the setter with the receiver and the value, which returns what the write
+//! asks of the bridge ([`Written`]); every other property answers that it
+//! is read-only. The derived code decodes the body once (InvalidArgs with
 //! the expected signature otherwise) and builds the reply within the message
 //! budget, so handlers are plain functions, tested without D-Bus messages.
 //!
@@ -56,7 +62,6 @@ use std::fmt::Write as _;
 use zbus::message::Message;
 use zvariant::{OwnedValue, Signature};
 
-use crate::model::context::{AppContext, NodeCtx};
 use crate::model::error::CallError;
 use crate::surface::reply::Handled;
 
@@ -65,38 +70,9 @@ pub mod reply;
 #[cfg(test)]
 pub(crate) mod testing;
 
-/// The object a declared handler answers for.
-#[derive(Clone, Copy)]
-pub(crate) enum Target<'t, 'a> {
-    /// The app root or the cache object.
-    App(&'t AppContext<'a>),
-    /// A replica node (or its hyperlink object).
-    Node(&'t NodeCtx<'a>),
-}
-
-impl<'t, 'a> Target<'t, 'a> {
-    pub fn node(self) -> Result<&'t NodeCtx<'a>, CallError> {
-        match self {
-            Target::Node(ctx) => Ok(ctx),
-            Target::App(_) => Err(wrong_target("a replica node")),
-        }
-    }
-
-    pub fn app(self) -> Result<&'t AppContext<'a>, CallError> {
-        match self {
-            Target::App(app) => Ok(app),
-            Target::Node(_) => Err(wrong_target("the application")),
-        }
-    }
-}
-
-/// Dispatch only routes an interface to the objects that implement it, so
-/// this never reaches a client; should it, the client gets a clear Failed.
-fn wrong_target(wanted: &str) -> CallError {
-    CallError::Failed(format!(
-        "internal: this interface is served by {wanted} only"
-    ))
-}
+/// The object a declared handler answers for (in the model, where the
+/// cost estimates of `heavy over ESTIMATE` take it too).
+pub(crate) use crate::model::context::Target;
 
 /// An `acting` handler's answer: the reply value and the request (if any)
 /// the application is asked to perform. The reply never waits for it.
@@ -152,8 +128,16 @@ pub struct Method {
     /// that answers every other call. Found for a call by
     /// `declared::declared_method`, with or without an interface field.
     pub heavy: bool,
+    /// Declared `heavy over ESTIMATE`: the work a call does on its object,
+    /// in objects visited or listed, estimated in O(1) from the replica.
+    pub(crate) estimate: Option<Estimate>,
     pub(crate) call: CallFn,
 }
+
+/// A declared cost estimate: about how many objects a call visits or lists
+/// on `target` (its children, its relation targets, its tree), without
+/// doing the work.
+pub(crate) type Estimate = for<'t, 'a> fn(Target<'t, 'a>) -> usize;
 
 /// One declared property.
 pub struct Property {
@@ -162,6 +146,8 @@ pub struct Property {
     /// Declared `writable SETTER`: `Properties.Set` calls the setter;
     /// introspection says `readwrite`.
     pub writable: bool,
+    /// Declared `heavy over ESTIMATE`, as for a method.
+    pub(crate) estimate: Option<Estimate>,
     pub(crate) get: GetFn,
     pub(crate) set: Option<SetFn>,
 }
@@ -296,10 +282,11 @@ macro_rules! declare_interface {
             $(
                 fn $member:ident ( $($arg:ident : $arg_ty:ty $(as $arg_enum:ty)?),* $(,)? )
                     -> ( $($out:ident : $out_ty:ty),* $(,)? )
-                    = $handler:path $(, $marker:ident)? ;
+                    = $handler:path $(, $marker:ident $(over $estimate:path)?)? ;
             )*
             $(
-                property $prop:ident : $prop_ty:ty = $getter:path $(, writable $setter:path)? ;
+                property $prop:ident : $prop_ty:ty = $getter:path $(, writable $setter:path)?
+                    $(, heavy over $prop_estimate:path)? ;
             )*
         }
     ) => {
@@ -317,7 +304,8 @@ macro_rules! declare_interface {
                         name: stringify!($out),
                         signature: <$out_ty as zvariant::Type>::SIGNATURE,
                     }),*],
-                    heavy: declare_interface!(@heavy $($marker)?),
+                    heavy: declare_interface!(@heavy $($marker $(over $estimate)?)?),
+                    estimate: declare_interface!(@estimate $($(over $estimate)?)?),
                     call: |target, call| {
                         let receiver = declare_interface!(@receiver $receiver target);
                         declare_interface!(@decode call [$($arg : $arg_ty $(as $arg_enum)?),*]);
@@ -332,6 +320,7 @@ macro_rules! declare_interface {
                     name: stringify!($prop),
                     signature: <$prop_ty as zvariant::Type>::SIGNATURE,
                     writable: declare_interface!(@writable $($setter)?),
+                    estimate: declare_interface!(@estimate $(over $prop_estimate)?),
                     get: |target| {
                         let receiver = declare_interface!(@receiver $receiver target);
                         let value: $prop_ty = $getter(receiver)?;
@@ -454,6 +443,11 @@ macro_rules! declare_interface {
     (@heavy) => { false };
     (@heavy heavy) => { true };
     (@heavy acting) => { false };
+    // `heavy over ESTIMATE`, `acting over ESTIMATE`: heavy where the estimate says.
+    (@heavy $marker:ident over $estimate:path) => { false };
+
+    (@estimate) => { None };
+    (@estimate over $estimate:path) => { Some($estimate) };
 
     // `writable SETTER`: Properties.Set calls the setter with the receiver.
     (@writable) => { false };
