@@ -35,14 +35,18 @@ use serde::Serialize;
 use zbus::message::Message;
 use zvariant::{DynamicType, Structure, Value};
 
-use crate::cache::{self, CACHE_SIGNAL_INTERFACE};
-use crate::component::extents;
-use crate::context::{AppContext, NodeCtx};
-use crate::coords::to_xywh;
-use crate::objects::{self, exposure_filter, is_exposed};
-use crate::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
-use crate::wire::CoordType;
-use crate::{accessible, relations, roles, states};
+use crate::model::cache_items;
+use crate::model::context::{AppContext, NodeCtx};
+use crate::model::coords::to_xywh;
+use crate::model::describe;
+use crate::model::exposure::{exposure_filter, is_exposed};
+use crate::model::geometry::extents;
+use crate::model::index::to_i32;
+use crate::model::names;
+use crate::model::objects;
+use crate::model::paths::{self, ObjectRef, CACHE_PATH, ROOT_PATH};
+use crate::model::wire::CoordType;
+use crate::{model::relations, model::roles, model::states};
 
 /// Beyond this many added/removed nodes in one change set, per-node Cache
 /// and defunct signals go to subtree roots only.
@@ -123,7 +127,7 @@ impl Out<'_> {
         body: &B,
     ) {
         match Message::signal(path, interface, member).and_then(|builder| builder.build(body)) {
-            Ok(message) if message.data().len() > crate::budgets::MAX_MESSAGE_BYTES => {
+            Ok(message) if message.data().len() > crate::model::budgets::MAX_MESSAGE_BYTES => {
                 tracing::warn!(%path, %interface, %member, bytes = message.data().len(),
                     "AT-SPI event not sent: over the message budget (rule max-message-bytes)")
             }
@@ -198,7 +202,7 @@ fn surface_index(app: &AppContext, surface: SurfaceId) -> i32 {
         .surfaces()
         .filter(|s| s.id() < surface && objects::surface_root(s).is_some())
         .count();
-    objects::to_i32(before)
+    to_i32(before)
 }
 
 fn removals(
@@ -231,7 +235,7 @@ fn removals(
                             parent_path.as_str(),
                             "ChildrenChanged",
                             "remove",
-                            objects::to_i32(index),
+                            to_i32(index),
                             child,
                         );
                     }
@@ -255,7 +259,7 @@ fn removals(
             out.state(path.as_str(), State::Defunct, true);
             out.push(
                 CACHE_PATH,
-                CACHE_SIGNAL_INTERFACE,
+                names::CACHE,
                 "RemoveAccessible",
                 &(paths::local_ref(app.unique_name, path),),
             );
@@ -296,14 +300,14 @@ fn additions<'a>(
         let parent_added = ctx
             .node
             .parent()
-            .is_some_and(|p| !ctx.node.is_root() && added.contains(&crate::context::local_id(&p)));
+            .is_some_and(|p| !ctx.node.is_root() && added.contains(&paths::local_id(&p)));
         let is_subtree_root = !parent_added;
         if per_node || is_subtree_root {
             out.push(
                 CACHE_PATH,
-                CACHE_SIGNAL_INTERFACE,
+                names::CACHE,
                 "AddAccessible",
-                &(cache::node_item(&ctx),),
+                &(cache_items::node_item(&ctx),),
             );
         }
         if is_subtree_root {
@@ -333,7 +337,7 @@ fn additions<'a>(
                 surface,
                 node: root,
             };
-            let name = Value::from(accessible::name(&ctx));
+            let name = Value::from(describe::name(&ctx));
             out.event(ctx.path().as_str(), WINDOW, "Create", ("", 0, 0, name));
         }
     }
@@ -341,12 +345,12 @@ fn additions<'a>(
 
 /// children-changed:add on the AT-SPI parent (the app root for a surface root).
 fn announce_child_added(ctx: &NodeCtx, out: &mut Out) {
-    let index = objects::to_i32(objects::index_in_parent(ctx));
+    let index = to_i32(objects::index_in_parent(ctx));
     let child = ref_value(ctx.object_ref());
     match objects::parent(ctx) {
         objects::Parent::AppRoot => out.object(ROOT_PATH, "ChildrenChanged", "add", index, child),
         objects::Parent::Node(parent) => {
-            let parent_path = paths::node_path(ctx.surface.id(), crate::context::local_id(&parent));
+            let parent_path = paths::node_path(ctx.surface.id(), paths::local_id(&parent));
             out.object(parent_path.as_str(), "ChildrenChanged", "add", index, child);
         }
     }
@@ -382,7 +386,7 @@ fn moved_children(app: &AppContext, surface: &SurfaceReplica, changes: &ChangeSe
                     parent_path.as_str(),
                     "ChildrenChanged",
                     "remove",
-                    objects::to_i32(index),
+                    to_i32(index),
                     child,
                 );
             }
@@ -436,9 +440,9 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
         // replaces them (and role, name, description) before the events below.
         out.push(
             CACHE_PATH,
-            CACHE_SIGNAL_INTERFACE,
+            names::CACHE,
             "AddAccessible",
-            &(cache::node_item(&ctx),),
+            &(cache_items::node_item(&ctx),),
         );
     }
     for change in &update.changes {
@@ -462,7 +466,7 @@ fn node_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
                     "PropertyChange",
                     "accessible-description",
                     0,
-                    Value::from(accessible::description(&ctx.node)),
+                    Value::from(describe::description(&ctx.node)),
                 );
             }
             // A node that lost its value lost its Value interface too (the
@@ -536,11 +540,11 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
         "PropertyChange",
         "accessible-name",
         0,
-        Value::from(accessible::name(ctx)),
+        Value::from(describe::name(ctx)),
     );
     for labelled in relations::labelled_nodes(ctx.surface, &ctx.node) {
         let target = ctx.with_node(labelled);
-        let name = Value::from(accessible::name(&target));
+        let name = Value::from(describe::name(&target));
         out.object(
             target.path().as_str(),
             "PropertyChange",
@@ -554,7 +558,7 @@ fn name_changed(ctx: &NodeCtx, out: &mut Out) {
 /// A header cell's or heading's Text is its name (`text::has_name_as_text`),
 /// so a new name is also a text edit.
 fn named_text_changed(ctx: &NodeCtx, old: &Option<String>, new: &Option<String>, out: &mut Out) {
-    if !crate::text::has_name_as_text(&ctx.node) {
+    if !crate::model::text::has_name_as_text(&ctx.node) {
         return;
     }
     text_edited(ctx.path().as_str(), old, new, out);
@@ -624,11 +628,11 @@ fn visibility_changed(
     if new {
         // Now hidden: gone from its parent's children.
         let child = ref_value(ctx.object_ref());
-        let index = objects::to_i32(objects::index_in_parent(&ctx));
+        let index = to_i32(objects::index_in_parent(&ctx));
         let parent_path = match objects::parent(&ctx) {
             objects::Parent::AppRoot => paths::static_path(ROOT_PATH),
             objects::Parent::Node(parent) => {
-                paths::node_path(surface.id(), crate::context::local_id(&parent))
+                paths::node_path(surface.id(), paths::local_id(&parent))
             }
         };
         out.state(ctx.path().as_str(), State::Showing, false);
@@ -711,7 +715,7 @@ fn selection_containers(
         let Some(container) = ctx.node.selection_container(&exposure_filter) else {
             continue;
         };
-        let id = crate::context::local_id(&container);
+        let id = paths::local_id(&container);
         if done.insert(id) {
             out.object(
                 paths::node_path(surface.id(), id).as_str(),
@@ -775,14 +779,14 @@ fn dialog_activation(
     }
     if let Some(dialog) = before {
         out.state(
-            paths::node_path(surface.id(), crate::context::local_id(&dialog)).as_str(),
+            paths::node_path(surface.id(), paths::local_id(&dialog)).as_str(),
             State::Active,
             false,
         );
     }
     if let Some(dialog) = after {
         out.state(
-            paths::node_path(surface.id(), crate::context::local_id(&dialog)).as_str(),
+            paths::node_path(surface.id(), paths::local_id(&dialog)).as_str(),
             State::Active,
             true,
         );
@@ -793,7 +797,7 @@ fn text_changes(app: &AppContext, surface: &SurfaceReplica, update: &NodeUpdate,
     let Some(ctx) = lookup(app, surface, update.id) else {
         return;
     };
-    if crate::text::layout_of(&ctx).is_block_text(&ctx.node) {
+    if crate::model::text_env::layout_of(&ctx).is_block_text(&ctx.node) {
         block_text_changes(&ctx, update, out);
         return;
     }
@@ -830,7 +834,7 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
             let edit = text_edit(old, new);
             for (detail, piece) in [("delete", edit.deleted), ("insert", edit.inserted)] {
                 let Some((start, text)) = piece else { continue };
-                if let Some((block, at)) = crate::text::block_offset(holder, start) {
+                if let Some((block, at)) = crate::model::text::block_offset(holder, start) {
                     out.object_text(path_of(&block).as_str(), detail, at, text);
                 }
             }
@@ -839,8 +843,8 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
     let focused = states::is_focused(ctx.surface, holder);
     let in_block = |selection: Option<TextSelectionOffsets>| {
         let selection = selection?;
-        let (block, focus) = crate::text::block_offset(holder, selection.focus)?;
-        let anchor = match crate::text::block_offset(holder, selection.anchor) {
+        let (block, focus) = crate::model::text::block_offset(holder, selection.focus)?;
+        let anchor = match crate::model::text::block_offset(holder, selection.anchor) {
             Some((anchor_block, anchor)) if anchor_block.id() == block.id() => anchor,
             // A selection across blocks: this block's part runs from its start.
             _ => 0,
@@ -869,12 +873,12 @@ fn block_text_changes(ctx: &NodeCtx, update: &NodeUpdate, out: &mut Out) {
 
 impl Out<'_> {
     fn object_text(&mut self, path: &str, detail: &str, start: usize, text: String) {
-        let length = objects::to_i32(text.chars().count());
+        let length = to_i32(text.chars().count());
         self.event(
             path,
             OBJECT,
             "TextChanged",
-            (detail, objects::to_i32(start), length, Value::from(text)),
+            (detail, to_i32(start), length, Value::from(text)),
         );
     }
 }
@@ -894,13 +898,7 @@ fn selection_moved(
     let caret = |s: Option<TextSelectionOffsets>| s.map(|s| s.focus);
     if caret(old) != caret(new) {
         if let Some(offset) = caret(new) {
-            out.object(
-                path,
-                "TextCaretMoved",
-                "",
-                objects::to_i32(offset),
-                Value::I32(0),
-            );
+            out.object(path, "TextCaretMoved", "", to_i32(offset), Value::I32(0));
         }
     }
     let selected = |s: Option<TextSelectionOffsets>| {
@@ -976,7 +974,7 @@ fn active_descendant_changes(
         let Some(descendant) = new.and_then(|id| lookup(app, surface, id)) else {
             continue;
         };
-        let index = objects::to_i32(objects::index_in_parent(&descendant));
+        let index = to_i32(objects::index_in_parent(&descendant));
         out.object(
             path,
             "ActiveDescendantChanged",
@@ -1056,7 +1054,7 @@ pub fn focus_events(app: &AppContext, surface: SurfaceId, gained: bool) -> Vec<M
         node: root,
     };
     let root_path = root_ctx.path();
-    let window_name = accessible::name(&root_ctx);
+    let window_name = describe::name(&root_ctx);
     let member = if gained { "Activate" } else { "Deactivate" };
     out.event(
         root_path.as_str(),
@@ -1085,7 +1083,7 @@ pub fn event_name(message: &Message) -> Option<(String, String, String)> {
     let header = message.header();
     let interface = header.interface()?.as_str().to_owned();
     let member = header.member()?.as_str().to_owned();
-    if interface == CACHE_SIGNAL_INTERFACE {
+    if interface == names::CACHE {
         return Some(("Cache".to_owned(), member, String::new()));
     }
     let class = interface.strip_prefix("org.a11y.atspi.Event.")?.to_owned();
@@ -1257,13 +1255,13 @@ mod tests {
             listeners: None,
         };
         // The generic cap, whatever the signal carries: a body just over it, then one within.
-        let over = "x".repeat(crate::budgets::MAX_MESSAGE_BYTES + 1);
+        let over = "x".repeat(crate::model::budgets::MAX_MESSAGE_BYTES + 1);
         out.push("/org/a11y/atspi/accessible/1", OBJECT, "TextChanged", &over);
         assert!(
             out.messages.is_empty(),
             "a signal over the budget was queued"
         );
-        let within = "x".repeat(crate::budgets::MAX_MESSAGE_BYTES - 1024);
+        let within = "x".repeat(crate::model::budgets::MAX_MESSAGE_BYTES - 1024);
         out.push(
             "/org/a11y/atspi/accessible/1",
             OBJECT,
@@ -1271,7 +1269,7 @@ mod tests {
             &within,
         );
         assert_eq!(out.messages.len(), 1);
-        assert!(out.messages[0].data().len() <= crate::budgets::MAX_MESSAGE_BYTES);
+        assert!(out.messages[0].data().len() <= crate::model::budgets::MAX_MESSAGE_BYTES);
     }
 
     #[test]

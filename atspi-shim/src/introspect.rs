@@ -9,12 +9,13 @@ use std::fmt::Write as _;
 
 use zbus::message::Message;
 
-use crate::context::AppContext;
-use crate::dispatch::{self, INTROSPECTABLE_INTERFACE};
-use crate::objects;
-use crate::paths::NODE_PREFIX;
-use crate::reply::{method_return, no_args};
-use crate::{CallError, Handled};
+use crate::declared;
+use crate::model::context::AppContext;
+use crate::model::names;
+use crate::model::paths::NODE_PREFIX;
+use crate::model::resolve;
+use crate::surface::reply::{method_return, no_args};
+use crate::{model::error::CallError, surface::reply::Handled};
 
 /// The standard interfaces every object answers, as the D-Bus
 /// specification declares them.
@@ -55,7 +56,7 @@ pub(crate) fn call(
 ) -> Result<Handled, CallError> {
     if member != "Introspect" {
         return Err(CallError::UnknownMethod {
-            interface: INTROSPECTABLE_INTERFACE.to_owned(),
+            interface: names::INTROSPECTABLE.to_owned(),
             member: member.to_owned(),
         });
     }
@@ -77,8 +78,8 @@ fn introspect(app: &AppContext, path: &str) -> Result<String, CallError> {
             }
         }
         None => {
-            let object = objects::resolve(app, path)?;
-            for interface in dispatch::served_interfaces(&object) {
+            let object = resolve::resolve(app, path)?;
+            for interface in declared::served_interfaces(&object) {
                 interface.write_introspection(&mut xml);
             }
         }

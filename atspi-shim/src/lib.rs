@@ -2,13 +2,19 @@
 //! (never from the application) and turns change sets into AT-SPI events.
 //!
 //! This crate is sans-IO: the bridge owns the connections and sends what
-//! this crate builds. One file per AT-SPI interface.
+//! this crate builds.
+//!
+//! Layers, each importing only those below it (ARCHITECTURE.md, "atspi-shim
+//! in layers"; `tests/layers.rs` checks them): `model` (the replica as
+//! AT-SPI objects), [`surface`] (the declaration machinery and replies),
+//! `interfaces` (one file per AT-SPI interface) and [`events`], then
+//! [`declared`], `introspect` and [`dispatch`].
 //!
 //! Object model (see [`paths`]): the app root
 //! `/org/a11y/atspi/accessible/root` (Accessible + Application), the cache
 //! `/org/a11y/atspi/cache`, and one object per exposed replica node at
 //! `/org/a11y/atspi/accessible/<surface>_<node>` (TextRun and hidden nodes
-//! are not exposed; see `objects.rs`).
+//! are not exposed; see `model/exposure.rs`).
 //!
 //! How the bridge uses it, per application connection, under the lock on
 //! that application's replica:
@@ -27,50 +33,28 @@
 
 #![forbid(unsafe_code)]
 
-pub mod budgets;
-pub mod context;
-pub mod coords;
-pub mod derived;
+pub mod declared;
 pub mod dispatch;
-pub mod error;
 pub mod events;
-pub mod host;
-pub mod paths;
-pub mod reply;
-pub mod wire;
-
-mod accessible;
-mod action;
-mod application;
-mod cache;
-mod collection;
-mod component;
-mod document;
-mod editable_text;
-mod hyperlink;
-mod hypertext;
-mod image;
+mod interfaces;
 mod introspect;
-mod objects;
-mod properties;
-mod relations;
-mod roles;
-mod selection;
-mod states;
-pub mod surface;
-mod table;
-mod table_cell;
-mod text;
-mod value;
 
-pub use cache::{CacheItem, ItemRef};
-pub use context::{AppContext, NodeCtx};
-pub use derived::DerivedModels;
+#[cfg(test)]
+mod block_layout_tests;
+pub(crate) mod model;
+pub mod surface;
+
+pub use model::{budgets, context, coords, derived, error, host, paths, wire};
+pub use surface::reply;
+
 pub use dispatch::{error_reply, handle_call};
-pub use error::CallError;
 pub use events::{
     compositor_focus_events, event_name, events_for, events_for_listeners, focus_events,
     EventListeners,
 };
-pub use host::HostFacts;
-pub use reply::Handled;
+pub use model::cache_items::{CacheItem, ItemRef};
+pub use model::context::{AppContext, NodeCtx};
+pub use model::derived::DerivedModels;
+pub use model::error::CallError;
+pub use model::host::HostFacts;
+pub use surface::reply::Handled;

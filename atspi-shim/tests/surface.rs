@@ -11,7 +11,7 @@
 mod common;
 
 use common::{node, Harness, ROOT};
-use newton_atspi_shim::surface::{declared, DeclaredMember};
+use newton_atspi_shim::declared::{declared, DeclaredMember};
 use newton_fixtures::basic_ids::VOLUME_SLIDER;
 
 /// (interface, method, in-signature, out-signature), from `xml/*.xml`.
@@ -339,7 +339,7 @@ fn every_at_spi2_core_member_is_declared_or_omitted_with_a_reason() {
 
 #[test]
 fn every_interface_of_the_xml_is_declared() {
-    let names: Vec<String> = newton_atspi_shim::surface::interfaces()
+    let names: Vec<String> = newton_atspi_shim::declared::interfaces()
         .iter()
         .map(|i| short(i.name).to_owned())
         .collect();
