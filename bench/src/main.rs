@@ -421,6 +421,19 @@ fn run(args: Args) -> Result<()> {
     results.bridge_binary = world::bridge_binary()?.display().to_string();
     drop(world);
 
+    if config.smoke {
+        // Only in smoke runs, so CI keeps `--costly-calls` working (a few seconds at smoke
+        // sizes); its full figures take minutes and come from that mode alone.
+        step(started, "costly calls (smoke sizes): new session");
+        let costly = costly::run(files.clone(), &costly::Options::new(None, true))?;
+        let path = args.out.join("costly-calls.json");
+        let json = serde_json::to_string_pretty(&costly)
+            .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+        std::fs::write(&path, json)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("{}", costly::markdown(&costly));
+    }
+
     step(started, "idle: new session with --a11y=0");
     let idle_stream = fixtures::list(config.idle_items).renamed("bench idle");
     results.idle = Some(idle::measure(&idle_stream, config.idle_seconds, files)?);
