@@ -102,10 +102,14 @@ pub struct Options {
     pub attacks: Vec<Attack>,
     pub transports: Vec<Transport>,
     pub phases: usize,
-    /// `GetRole` calls on the other application per phase, stopped and looping alike...
+    /// `GetRole` calls on the other application per phase, stopped and looping alike, at
+    /// least...
     pub queries: usize,
-    /// ...or fewer when this much time has passed (a phase under a stalling attack would
-    /// otherwise last minutes).
+    /// ...and for at least this long (one attacking call takes longer than 1,000 `GetRole`
+    /// calls: without it a phase would see only a few of them complete)...
+    pub phase_min: Duration,
+    /// ...but no longer than this (a phase under a stalling attack would otherwise last
+    /// minutes).
     pub phase_limit: Duration,
 }
 
@@ -113,10 +117,10 @@ impl Options {
     /// The sizes of a full run, or of `--smoke` (a list over the shim's `INLINE_WORK` of 2,000
     /// children, so the heavy path is taken, and a second or two per case).
     pub fn new(nodes: Option<usize>, smoke: bool) -> Options {
-        let (default_nodes, phases, queries, limit) = if smoke {
-            (2_498, 1, 30, 2)
+        let (default_nodes, phases, queries, min, limit) = if smoke {
+            (2_498, 1, 30, 0, 2)
         } else {
-            (199_990, 10, 1_000, 15)
+            (199_990, 10, 1_000, 3, 15)
         };
         Options {
             nodes: nodes.unwrap_or(default_nodes),
@@ -124,6 +128,7 @@ impl Options {
             transports: Transport::ALL.to_vec(),
             phases,
             queries,
+            phase_min: Duration::from_secs(min),
             phase_limit: Duration::from_secs(limit),
         }
     }
@@ -139,6 +144,10 @@ pub struct Costly {
     pub nodes: usize,
     pub hammers: usize,
     pub phases: usize,
+    /// `GetRole` calls per phase (at least), and the seconds they take at least and at most.
+    pub queries: usize,
+    pub phase_min_seconds: f64,
+    pub phase_limit_seconds: f64,
     /// One attacking call alone (no other load), on the transport of the attack.
     pub costly_alone: Summary,
     /// The attacking clients' calls while all six loop.
@@ -426,6 +435,9 @@ fn measure(
         nodes: options.nodes,
         hammers: HAMMERS,
         phases: options.phases,
+        queries: options.queries,
+        phase_min_seconds: options.phase_min.as_secs_f64(),
+        phase_limit_seconds: options.phase_limit.as_secs_f64(),
         costly_alone: Summary::of(&costly_alone),
         costly_during,
         other_alone: Summary::of(&other_alone),
@@ -440,18 +452,19 @@ fn measure(
     })
 }
 
-/// Timed `GetRole` calls on `obj` over the bus: `options.queries`, or as many as fit in
-/// `options.phase_limit`.
+/// Timed `GetRole` calls on `obj` over the bus, one after another: at least `options.queries`
+/// and for at least `options.phase_min`, but none started after `options.phase_limit`.
 fn sample(world: &World, obj: &Obj, options: &Options, into: &mut Vec<Duration>, errors: &mut u64) {
     let start = Instant::now();
-    for _ in 0..options.queries {
+    let mut calls = 0;
+    while (calls < options.queries || start.elapsed() < options.phase_min)
+        && start.elapsed() < options.phase_limit
+    {
         match world.client.timed(obj, Query::GetRole) {
             Some(d) => into.push(d),
             None => *errors += 1,
         }
-        if start.elapsed() > options.phase_limit {
-            break;
-        }
+        calls += 1;
     }
 }
 
@@ -486,8 +499,8 @@ pub fn markdown(results: &[Costly]) -> String {
     let mut out = format!(
         "{} clients looping the attacking call on a {}-node application (a window, a list of {} \
          items): `GetMatches` with a rule nothing matches on the window (whole tree), or \
-         `GetChildren` on the list; {} phases alternating stopped / looping, up to {} `GetRole` \
-         calls on another application's window per phase. Bounds (issue 30): median under \
+         `GetChildren` on the list; {} phases alternating stopped / looping, in each at least {} \
+         `GetRole` calls on another application's window and {} s of them, at most {} s. Bounds (issue 30): median under \
          attack ≤ {MEDIAN_BOUND}× quiet and p99 < {} ms.\n\n\
          | build | attack | transport | GetRole median, quiet | p99, quiet | median, attacked | p99, attacked | median ratio | attacking calls answered (per s) | bounds | errors |\n\
          |---|---|---|---|---|---|---|---|---|---|---|\n",
@@ -495,11 +508,9 @@ pub fn markdown(results: &[Costly]) -> String {
         first.nodes,
         first.nodes.saturating_sub(2),
         first.phases,
-        results
-            .iter()
-            .map(|r| r.other_alone.samples / r.phases.max(1))
-            .max()
-            .unwrap_or(0),
+        first.queries,
+        first.phase_min_seconds,
+        first.phase_limit_seconds,
         P99_BOUND_US / 1000.0,
     );
     for r in results {
@@ -586,6 +597,9 @@ mod tests {
             nodes: 10,
             hammers: HAMMERS,
             phases: 1,
+            queries: 10,
+            phase_min_seconds: 0.0,
+            phase_limit_seconds: 2.0,
             costly_alone: Summary::default(),
             costly_during: Summary::default(),
             other_alone: alone,
