@@ -143,8 +143,13 @@ struct Args {
     adapter_app: Option<usize>,
     /// `--memory-check [ROUNDS APPS NODES]`: the bounded memory-return check CI runs.
     memory_check: Option<(usize, usize, usize)>,
-    /// `--costly-calls [NODES]`: six looping GetMatches clients against another application.
-    costly_calls: Option<usize>,
+    /// `--costly-calls [NODES]`: six looping clients against another application (`Some(None)`:
+    /// the default size for full or smoke runs).
+    costly_calls: Option<Option<usize>>,
+    /// `--attack get-matches,get-children`: the calls `--costly-calls` loops (default both).
+    attacks: Option<Vec<costly::Attack>>,
+    /// `--transport bus,p2p`: how its clients connect (default both).
+    transports: Option<Vec<costly::Transport>>,
     /// `--say-all`: only Say All per block on doc-100k, bridge (as a web engine) vs accesskit_unix.
     say_all: bool,
 }
@@ -166,6 +171,20 @@ impl Args {
             .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
         Ok(files)
     }
+}
+
+/// The comma-separated values after `flag`, each parsed by `parse`.
+fn list_after<T>(
+    it: &mut impl Iterator<Item = String>,
+    flag: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>> {
+    let text = it
+        .next()
+        .ok_or_else(|| fail(format!("{flag} needs a value")))?;
+    text.split(',')
+        .map(|value| parse(value).ok_or_else(|| fail(format!("{flag}: unknown value {value:?}"))))
+        .collect()
 }
 
 /// Up to three numbers after a flag (the next flag ends them), over `defaults`.
@@ -202,6 +221,8 @@ fn parse_args() -> Result<Option<Args>> {
         adapter_app: None,
         memory_check: None,
         costly_calls: None,
+        attacks: None,
+        transports: None,
         say_all: false,
     };
     let mut it = std::env::args().skip(1).peekable();
@@ -238,7 +259,17 @@ fn parse_args() -> Result<Option<Args>> {
                 if nodes.is_some() {
                     it.next();
                 }
-                args.costly_calls = Some(nodes.unwrap_or(199_990));
+                args.costly_calls = Some(nodes);
+            }
+            "--attack" => {
+                args.attacks = Some(list_after(&mut it, "--attack", costly::Attack::parse)?);
+            }
+            "--transport" => {
+                args.transports = Some(list_after(
+                    &mut it,
+                    "--transport",
+                    costly::Transport::parse,
+                )?);
             }
             "--memory-check" => {
                 args.memory_check = Some(numbers_after(&mut it, [3, 10, 5000]));
@@ -275,9 +306,12 @@ fn parse_args() -> Result<Option<Args>> {
                      \x20        newton_accesskit against accesskit_unix in one process (prints its table)\n\
                      --key-latency  only key press → the registry's keystroke listener, newton-live-app\n\
                      \x20        through the bridge against a GTK 3 app through atk-bridge (needs Xvfb, xdotool)\n\
-                     --costly-calls [NODES]  only: six P2P clients looping Collection.GetMatches on a NODES-node\n\
-                     \x20        application (default 199990), another application's latency and a new sender's\n\
-                     \x20        connect time meanwhile (ratios against the same with the clients stopped)\n\
+                     --costly-calls [NODES]  only: six clients looping a costly call on a NODES-node application\n\
+                     \x20        (default 199990; 2498 with --smoke), another application's GetRole latency and a new\n\
+                     \x20        sender's connect time meanwhile (ratios against the same with the clients stopped);\n\
+                     \x20        NEWTON_BRIDGE_BIN_BEFORE=PATH measures a second build beside this one\n\
+                     \x20 --attack get-matches,get-children  the call they loop (default both)\n\
+                     \x20 --transport bus,p2p  how they connect (default both)\n\
                      --threads-only  only daemon threads with 1/10/50 applications and 10 P2P clients, and the\n\
                      \x20        bridge's Ping beside the registry's and the bus's (NEWTON_BRIDGE_BIN_BEFORE=PATH adds a build)\n\
                      --restart-only  only bridge restart → application back (prints its table)\n\
@@ -321,12 +355,7 @@ fn main() -> ExitCode {
         Some(args) if args.update_cost => run_update_cost(&args),
         Some(args) if args.key_latency => run_key_latency(&args),
         Some(args) if args.say_all => run_say_all(&args),
-        Some(Args {
-            costly_calls: Some(nodes),
-            ref out,
-            smoke,
-            ..
-        }) => run_costly_calls(out, nodes, smoke),
+        Some(args) if args.costly_calls.is_some() => run_costly_calls(&args),
         Some(args) if args.threads_only => run_threads_only(&args),
         Some(args) => run(args),
         None => Ok(()),
@@ -391,6 +420,19 @@ fn run(args: Args) -> Result<()> {
     run_orca(&mut world, &config, &mut results, started)?;
     results.bridge_binary = world::bridge_binary()?.display().to_string();
     drop(world);
+
+    if config.smoke {
+        // Only in smoke runs, so CI keeps `--costly-calls` working (a few seconds at smoke
+        // sizes); its full figures take minutes and come from that mode alone.
+        step(started, "costly calls (smoke sizes): new session");
+        let costly = costly::run(files.clone(), &costly::Options::new(None, true))?;
+        let path = args.out.join("costly-calls.json");
+        let json = serde_json::to_string_pretty(&costly)
+            .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+        std::fs::write(&path, json)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("{}", costly::markdown(&costly));
+    }
 
     step(started, "idle: new session with --a11y=0");
     let idle_stream = fixtures::list(config.idle_items).renamed("bench idle");
@@ -504,21 +546,23 @@ fn run_say_all(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// `--costly-calls`: six looping GetMatches clients against another application, its table on
-/// stdout and `costly-calls.json` in the output directory.
-fn run_costly_calls(out: &std::path::Path, nodes: usize, smoke: bool) -> Result<()> {
-    let (phases, queries) = if smoke { (2, 50) } else { (10, 1000) };
-    let files = out.join("fixtures");
-    std::fs::create_dir_all(&files)
-        .map_err(|e| fail(format!("cannot create {}: {e}", files.display())))?;
-    let world = world::World::start(files)?;
-    let result = costly::measure(&world, nodes, phases, queries)?;
-    let json = serde_json::to_string_pretty(&result)
+/// `--costly-calls`: six looping clients against another application, per attack and
+/// transport, its tables on stdout and `costly-calls.json` in the output directory.
+fn run_costly_calls(args: &Args) -> Result<()> {
+    let mut options = costly::Options::new(args.costly_calls.flatten(), args.smoke);
+    if let Some(attacks) = &args.attacks {
+        options.attacks = attacks.clone();
+    }
+    if let Some(transports) = &args.transports {
+        options.transports = transports.clone();
+    }
+    let results = costly::run(args.fixtures_dir()?, &options)?;
+    let json = serde_json::to_string_pretty(&results)
         .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
-    let path = out.join("costly-calls.json");
+    let path = args.out.join("costly-calls.json");
     std::fs::write(&path, json)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
-    println!("{}", costly::markdown(&result));
+    println!("{}", costly::markdown(&results));
     println!("results: {}", path.display());
     Ok(())
 }
