@@ -2,7 +2,7 @@
 # The release-profile checks that need no test session: the daemon's offline build from vendor/
 # (scripts/check-vendored.sh; the Orca 48.1 pass runs that binary), the fuzz harness's stable
 # runner (built here, run by scripts/test.sh), the .deb with lintian (scripts/check-packaging.sh, packaging the
-# offline-built binary), and cargo-about for the licence check. Everything goes to target/release
+# offline-built binary), and the licence check (cargo-about, scripts/licenses.sh). Everything goes to target/release
 # and cargo's own directories; nothing here reads the test session or the display.
 #
 #   scripts/release-checks.sh
@@ -42,3 +42,9 @@ if ! command -v cargo-about >/dev/null 2>&1; then
   cargo install --locked cargo-about --version 0.9.3 --features cli
 fi
 part "cargo-about installed"
+
+# Here rather than after the tests: it mostly waits on the registry (cargo fetch) and costs the
+# tests nothing, while at the end of scripts/test.sh it added its whole time to the run.
+echo "==> licences: packaging/debian/copyright matches Cargo.lock (cargo-about)"
+scripts/licenses.sh --check
+part "licence check"

@@ -6,12 +6,11 @@
 #     --no-lint  skip `cargo fmt --check` and `cargo clippy`
 #     --no-deps  skip scripts/install-deps.sh
 #   NEWTON_E2E_SKIP_ORCA=1  skip (loudly) the Orca tests; NEWTON_E2E_KEEP=1 keeps session dirs.
-#   NEWTON_ORCA51_PASS=1  also run the Orca 51.1 pass (not run by default yet: see below).
 #   Under CI (CI set) NEWTON_E2E_SKIP_ORCA and NEWTON_UPDATE_GOLDENS are refused.
 #   The test summary (skips, reruns, stale-binary warnings, allow-list counts) is printed last.
 #   The Orca tests run side by side: host Orca 43.1 in the workspace's tests, Orca 48.1
 #   (scripts/orca-pass.sh) from a Debian 13 root built by scripts/orca-root.sh trixie into
-#   target/orca48-root, and, with NEWTON_ORCA51_PASS=1, Orca 51.1 from a Debian unstable root
+#   target/orca48-root, and Orca 51.1 from a Debian unstable root
 #   (target/orca51-root: at-spi2-core 2.62, lintian 2.143, always built: the demo runs inside it
 #   and its lintian checks the .deb); roots are fresh under CI and built beside the lint and build
 #   steps; each pass's time and every step's wall time are in the summary.
@@ -135,7 +134,7 @@ step "cargo build --locked --workspace --all-targets"
 cargo build --locked --workspace --all-targets
 
 # The release-profile checks (scripts/release-checks.sh: fuzz-replay build, vendored offline
-# build, .deb and lintian, cargo-about) build in the background while the tests run: they need
+# build, .deb and lintian, licence check) build in the background while the tests run: they need
 # no test session, and the tests mostly wait on Orca. Lowest CPU and I/O priority (nice 19, idle
 # I/O class), so that the processes under test get the CPU whenever they want it; awaited below.
 release_log="$PWD/target/release-checks.log"
@@ -194,15 +193,7 @@ await_orca_pass() { # NAME DESCRIPTION
     | tee -a "$NEWTON_TEST_SUMMARY"
 }
 start_orca_pass orca48 "Orca 48.1"
-# The 51.1 pass passes when run by hand; it runs only when asked for until a full run of all three
-# passes side by side on a quiet machine has shown that they fit CI's 50 minutes (docs/compat.md,
-# "Orca 51.1": in the one loaded full run so far it took 2,075 s).
-if [[ "${NEWTON_ORCA51_PASS:-}" == "1" ]]; then
-  start_orca_pass orca51 "Orca 51.1"
-else
-  echo "[orca51] the Orca 51.1 pass was NOT RUN (NEWTON_ORCA51_PASS=1 runs it): three Orca passes side by side are not yet shown to fit CI's 50 minutes (docs/compat.md, \"Orca 51.1\")" \
-    | tee -a "$NEWTON_TEST_SUMMARY"
-fi
+start_orca_pass orca51 "Orca 51.1"
 
 step "cargo test --locked --workspace"
 # The parity test rewrites this table; an old one must not be shown as this run's.
@@ -222,7 +213,7 @@ echo "[orca51] at-spi2-core 2.62 platform tests passed in $((SECONDS - platform6
 
 # Awaited before the Orca 48.1 pass, which runs their release binary (they have usually finished
 # by then: 14 minutes of background work beside a 22-minute test step in session 20's CI).
-step "release checks, built in the background since the build step: fuzz-replay, vendored offline build, .deb and lintian, cargo-about"
+step "release checks, built in the background since the build step: fuzz-replay, vendored offline build, .deb and lintian, licence check"
 pid=$release_pid
 release_pid=""
 if ! wait "$pid"; then
@@ -238,24 +229,8 @@ deb=$(ls -t target/debian/newton-atspi-bridge_*.deb | head -n 1)
 scripts/lintian-check.sh "$deb" target/orca51-root
 echo "[orca51] lintian $(chroot target/orca51-root dpkg-query -W -f='${Version}' lintian): $(basename "$deb") clean" | tee -a "$NEWTON_TEST_SUMMARY"
 
-step "Orca 48.1 (Debian 13 root) and Orca 51.1 (Debian unstable root): the Orca tests again under the second and third real clients, beside the steps above"
-# scripts/orca-root.sh debootstraps each root from the registries (under CI always fresh: nothing
-# is cached outside the run): trixie with Orca 48.1 and at-spi2-core 2.56, sid with Orca 51.1 and
-# at-spi2-core 2.62. Which tests run under them and why: tests/README.md "Orca 48 and 51". Their
-# bridge is the release binary the package ships (built from vendor/ by the release checks); the
-# pass under Orca 43.1 ran the debug build, with its overflow checks and debug assertions.
-# Both are awaited and reported before a failure of either ends the run.
-passes_failed=0
-await_orca_pass orca48 "Orca 48.1" || passes_failed=1
-await_orca_pass orca51 "Orca 51.1" || passes_failed=1
-[[ $passes_failed -eq 0 ]] || exit 1
-
-# Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
-if [[ -f target/tmp/parity-latency.txt ]]; then
-  step "legacy (accesskit_unix) versus bridged latency"
-  cat target/tmp/parity-latency.txt
-fi
-
+# Before the Orca passes are awaited: these need the CPU for about a minute, the passes mostly
+# wait on Orca, so the minute is spent beside them instead of after them.
 step "fuzz harness, stable runner: every input of fuzz/regressions/, then a bounded random run per target"
 # Built by scripts/release-checks.sh. A panic or a hang (10 s per input) exits non-zero.
 fuzz_seed=$(date +%s)
@@ -278,7 +253,22 @@ step "memory after applications leave: 3 rounds of 10 apps x 5,000 nodes (fails 
 # The full 10 x 100 x 5,000 measurement: newton-bench --memory-rounds (docs/benchmarks.md).
 target/debug/newton-bench --memory-check 3 10 5000 --out target/bench-memory-check
 
-step "licences: packaging/debian/copyright matches Cargo.lock (cargo-about, installed by scripts/release-checks.sh)"
-scripts/licenses.sh --check
+step "Orca 48.1 (Debian 13 root) and Orca 51.1 (Debian unstable root): the Orca tests again under the second and third real clients, beside the steps above"
+# scripts/orca-root.sh debootstraps each root from the registries (under CI always fresh: nothing
+# is cached outside the run): trixie with Orca 48.1 and at-spi2-core 2.56, sid with Orca 51.1 and
+# at-spi2-core 2.62. Which tests run under them and why: tests/README.md "Orca 48 and 51". Their
+# bridge is the release binary the package ships (built from vendor/ by the release checks); the
+# pass under Orca 43.1 ran the debug build, with its overflow checks and debug assertions.
+# Both are awaited and reported before a failure of either ends the run.
+passes_failed=0
+await_orca_pass orca48 "Orca 48.1" || passes_failed=1
+await_orca_pass orca51 "Orca 51.1" || passes_failed=1
+[[ $passes_failed -eq 0 ]] || exit 1
+
+# Reported, not asserted: written by legacy/tests/parity.rs (latency_of_the_same_queries_on_both_paths_is_reported).
+if [[ -f target/tmp/parity-latency.txt ]]; then
+  step "legacy (accesskit_unix) versus bridged latency"
+  cat target/tmp/parity-latency.txt
+fi
 
 step "all checks passed in $((SECONDS - start)) s"
