@@ -243,13 +243,6 @@ struct Scenario {
     /// Orca (a warmer Orca) said more, whichever side it was. Frame by frame, Orca hears every
     /// frame of the step on both sides, as for a user who drags slowly.
     frame_by_frame: bool,
-    /// The legacy application registers with the desktop before its side's Orca starts
-    /// (`newton-legacy-reference --connect-first`, see `run_side`). Off, it registers at the
-    /// first step, after Orca: egui-widgets' references and its S8 entries (docs/compat.md)
-    /// record what Orca 43.1 says when libatspi first reads the legacy tree with
-    /// `Cache.GetItems` at the first step; registered earlier, the legacy side is heard
-    /// differently there, and that difference is not reviewed yet.
-    legacy_connects_first: bool,
 }
 
 /// What a step may take unless the scenario says otherwise.
@@ -307,7 +300,6 @@ impl Scenario {
             written: false,
             step_timeout: STEP_TIMEOUT,
             frame_by_frame: false,
-            legacy_connects_first: true,
         }
     }
 }
@@ -368,7 +360,6 @@ fn egui_form_focus() -> Scenario {
         written: false,
         step_timeout: STEP_TIMEOUT,
         frame_by_frame: false,
-        legacy_connects_first: true,
     }
 }
 
@@ -473,7 +464,6 @@ fn egui_widgets() -> Scenario {
     );
     // Its drags and arrow keys change a value over many frames (steps 7 and 19).
     scenario.frame_by_frame = true;
-    scenario.legacy_connects_first = false;
     scenario
 }
 
@@ -608,9 +598,6 @@ enum App {
         reference: LegacyReference,
         begun: bool,
     },
-    /// Started at the first step, after Orca (the reference applies its first commit when it
-    /// starts): `Scenario::legacy_connects_first` off.
-    LateLegacy(Option<LegacyReference>),
     /// The bridge daemon runs for the whole session; the sender connects at the first step.
     Bridged(Option<SteppedReplay>),
 }
@@ -634,18 +621,6 @@ impl App {
                 }
                 reference.goto(settled).expect("apply the legacy commits");
             }
-            App::LateLegacy(legacy) => match legacy {
-                Some(legacy) => legacy.goto(settled).expect("apply the legacy commits"),
-                None => {
-                    let mut started = LegacyReference::start(session, &scenario.recording)
-                        .expect("start the legacy reference");
-                    started.goto(settled).expect("apply the legacy commits");
-                    started
-                        .wait_on_desktop(session)
-                        .expect("the legacy app registers with the desktop");
-                    *legacy = Some(started);
-                }
-            },
             App::Bridged(replay) => {
                 let first = replay.is_none();
                 let replay = replay.get_or_insert_with(|| {
@@ -670,7 +645,6 @@ impl App {
     fn pid(&self, bridge: &Bridge) -> Option<u32> {
         match self {
             App::Legacy { reference, .. } => Some(reference.pid()),
-            App::LateLegacy(legacy) => legacy.as_ref().map(LegacyReference::pid),
             App::Bridged(_) => Some(bridge.pid()),
         }
     }
@@ -853,9 +827,10 @@ fn run_side(
     // 0.24 leaves a call that arrives while it registers unanswered (its object server is not
     // listening yet), and Orca, whose first call that was, heard nothing for up to 15 s — the
     // "silent first side" (docs/compat.md, "Speech parity"). Its window still appears after
-    // Orca starts, at the first step, as the bridged application's does.
-    let connect_first = side == Side::Legacy && scenario.legacy_connects_first;
-    let legacy = connect_first.then(|| {
+    // Orca starts, at the first step, as the bridged application's does. Every scenario does
+    // this since egui-widgets, the last to register after Orca, had Orca 43.1 present its window
+    // only at step 7 in some runs (docs/compat.md, row S8).
+    let legacy = (side == Side::Legacy).then(|| {
         let reference = LegacyReference::connect(session, &scenario.recording)
             .expect("start the legacy reference");
         reference
@@ -885,13 +860,12 @@ fn run_side(
             at: seconds_of_day(SystemTime::now()),
         })
     };
-    let mut app = match (side, legacy) {
-        (_, Some(reference)) => App::Legacy {
+    let mut app = match legacy {
+        Some(reference) => App::Legacy {
             reference,
             begun: false,
         },
-        (Side::Legacy, None) => App::LateLegacy(None),
-        (Side::Bridged, None) => App::Bridged(None),
+        None => App::Bridged(None),
     };
     for step in &scenario.steps {
         let label = step.label();
