@@ -15,6 +15,7 @@ PACKAGES=(
   python3 python3-gi python3-dbus python3-pyatspi gir1.2-atspi-2.0  # tests/py scripts
   gir1.2-gtk-3.0 libatk-adaptor fonts-dejavu-core                   # GTK3 reference app
   systemd                         # systemd-socket-activate: the socket-activation test
+  bubblewrap                      # bwrap: the live app sandboxed with no bus (tests/tests/sandbox.rs)
   debootstrap                     # scripts/orca-root.sh: the Debian 13 and unstable roots (Orca 48.1, 51.1)
   libx11-6 libx11-xcb1 libxcb1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6  # live-app (winit loads them at run time)
   libgl1-mesa-dri libglx-mesa0 libegl1 libegl-mesa0 fonts-dejavu-core  # live-egui: software GL (llvmpipe) under Xvfb, DejaVu loaded at run time

@@ -17,6 +17,7 @@ use zbus::message::{Message, Type as MessageType};
 
 use crate::listeners::SharedListeners;
 use crate::registry::{self, Desktop};
+use crate::socket::SenderCredentials;
 
 /// Mutable state of one application, behind its own lock so that one
 /// application's work never waits on another's. The lock is asynchronous:
@@ -45,9 +46,21 @@ struct Bus {
 type HeavyCall =
     std::pin::Pin<Box<dyn std::future::Future<Output = Option<(Message, bool)>> + Send>>;
 
+/// Who an application is: its hello's identity and what the kernel says
+/// about the connection it came on.
+pub struct Identity {
+    /// The hello's `app`, its pid taken out ([`SenderCredentials::from_hello`]).
+    pub info: AppInfo,
+    pub credentials: SenderCredentials,
+}
+
 /// A bridged application.
 pub struct BridgedApp {
+    /// The hello's identity. Its `pid` is always `None`: the process is
+    /// [`credentials`](Self::credentials)' peer, the hello's pid only a claim.
     pub info: AppInfo,
+    /// The sender's credentials from the kernel, and the hello's claimed pid.
+    pub credentials: SenderCredentials,
     bus: Mutex<Bus>,
     state: async_lock::Mutex<AppState>,
     to_sender: async_channel::Sender<BridgeMessage>,
@@ -103,7 +116,7 @@ impl BridgedApp {
     /// Connects a fresh bus connection for the application.
     pub async fn connect(
         a11y_address: &str,
-        info: AppInfo,
+        identity: Identity,
         limits: Limits,
         budget: Arc<newton_cache::ByteBudget>,
         to_sender: async_channel::Sender<BridgeMessage>,
@@ -112,7 +125,7 @@ impl BridgedApp {
     ) -> Result<Arc<Self>, crate::a11y_bus::BusError> {
         let (bus, incoming) = open_bus(a11y_address, executor).await?;
         Ok(Self::new(
-            bus, incoming, info, limits, budget, to_sender, listeners,
+            bus, incoming, identity, limits, budget, to_sender, listeners,
         ))
     }
 
@@ -121,7 +134,7 @@ impl BridgedApp {
     fn new(
         bus: Bus,
         incoming: zbus::MessageStream,
-        info: AppInfo,
+        identity: Identity,
         limits: Limits,
         budget: Arc<newton_cache::ByteBudget>,
         to_sender: async_channel::Sender<BridgeMessage>,
@@ -133,8 +146,10 @@ impl BridgedApp {
             app_id: 0,
             desktop: None,
         };
+        let Identity { info, credentials } = identity;
         Arc::new(Self {
             info,
+            credentials,
             bus: Mutex::new(bus),
             state: async_lock::Mutex::new(state),
             to_sender,
@@ -951,12 +966,15 @@ mod tests {
             let app = BridgedApp::new(
                 bus,
                 incoming,
-                newton_push_protocol::AppInfo {
-                    app_id: "routing.test".into(),
-                    name: "Routing test".into(),
-                    pid: None,
-                    toolkit_name: None,
-                    toolkit_version: None,
+                super::super::Identity {
+                    info: newton_push_protocol::AppInfo {
+                        app_id: "routing.test".into(),
+                        name: "Routing test".into(),
+                        pid: None,
+                        toolkit_name: None,
+                        toolkit_version: None,
+                    },
+                    credentials: Default::default(),
                 },
                 newton_cache::Limits::default(),
                 Arc::new(newton_cache::ByteBudget::default()),

@@ -170,7 +170,18 @@ pub struct Totals {
 pub struct AppStatus {
     pub name: String,
     pub app_id: String,
+    /// The sender's pid as the kernel reports it (SO_PEERCRED, in the
+    /// bridge's pid namespace); `None` on `--stdio`. A compositor sending for
+    /// the application is the sender.
     pub pid: Option<u32>,
+    /// The sender's uid as the kernel reports it; `None` on `--stdio`.
+    #[serde(default)]
+    pub uid: Option<u32>,
+    /// The pid the hello claims (`app.pid`), unverified: a sandboxed
+    /// sender's pid in its own namespace, or the application a compositor
+    /// sends for.
+    #[serde(default)]
+    pub claimed_pid: Option<u32>,
     /// Its unique name on the accessibility bus (empty while not connected).
     pub bus_name: String,
     /// Whether its bus connection serves; false from a loss until the new
@@ -207,7 +218,9 @@ impl AppStatus {
         Self {
             name: app.info.name.clone(),
             app_id: app.info.app_id.clone(),
-            pid: app.info.pid,
+            pid: app.credentials.pid(),
+            uid: app.credentials.uid(),
+            claimed_pid: app.credentials.claimed_pid,
             bus_name,
             bus_connected,
             surfaces: state.replica.surfaces().count(),
@@ -397,7 +410,9 @@ mod tests {
                 bus_connected: true,
                 name: "Editor".into(),
                 app_id: "org.example.Editor".into(),
-                pid: Some(42),
+                pid: Some(40123),
+                uid: Some(1000),
+                claimed_pid: Some(2),
                 bus_name: ":1.7".into(),
                 surfaces: 2,
                 nodes: 120,
@@ -409,6 +424,8 @@ mod tests {
                 name: "Viewer".into(),
                 app_id: "org.example.Viewer".into(),
                 pid: None,
+                uid: None,
+                claimed_pid: Some(7),
                 bus_name: ":1.9".into(),
                 surfaces: 1,
                 nodes: 5,
@@ -470,7 +487,11 @@ mod tests {
         assert_eq!(json["apps"][0]["appId"], "org.example.Editor");
         assert_eq!(json["apps"][0]["busName"], ":1.7");
         assert_eq!(json["apps"][0]["busConnected"], true);
+        assert_eq!(json["apps"][0]["pid"], 40123);
+        assert_eq!(json["apps"][0]["uid"], 1000);
+        assert_eq!(json["apps"][0]["claimedPid"], 2);
         assert_eq!(json["apps"][1]["pid"], serde_json::Value::Null);
+        assert_eq!(json["apps"][1]["claimedPid"], 7);
         let back: StatusDocument = serde_json::from_value(json).unwrap();
         assert_eq!(back, document);
     }

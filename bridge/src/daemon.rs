@@ -394,7 +394,7 @@ fn accept(daemon: &Arc<Daemon>, stream: UnixStream) {
         }
     };
     let counted = daemon.stats.sender_connected();
-    let connection = sender::serve_connection(daemon.clone(), stream, Some(peer.pid));
+    let connection = sender::serve_connection(daemon.clone(), stream, peer);
     daemon
         .executor
         .spawn(async move {

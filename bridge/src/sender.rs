@@ -20,10 +20,11 @@ use newton_push_protocol::{
 };
 use tracing::{debug, error, info, warn};
 
-use crate::app::BridgedApp;
+use crate::app::{BridgedApp, Identity};
 use crate::daemon::Daemon;
 use crate::logging::LogLimiter;
 use crate::shutdown::Session;
+use crate::socket::{Peer, SenderCredentials};
 
 /// Messages an application queues towards its sender (actions, wanted
 /// state) before they are framed into the outbox.
@@ -114,16 +115,16 @@ impl OutboxReader {
 pub fn serve_connection(
     daemon: Arc<Daemon>,
     stream: Async<UnixStream>,
-    pid: Option<u32>,
+    peer: Peer,
 ) -> impl std::future::Future<Output = ()> {
     let session = daemon.sessions.register();
-    serve_connection_counted(daemon, stream, pid, session)
+    serve_connection_counted(daemon, stream, peer, session)
 }
 
 async fn serve_connection_counted(
     daemon: Arc<Daemon>,
     stream: Async<UnixStream>,
-    pid: Option<u32>,
+    peer: Peer,
     session: Session,
 ) {
     let stream = Arc::new(stream);
@@ -157,7 +158,7 @@ async fn serve_connection_counted(
         }
         let _ = writer.get_ref().shutdown(std::net::Shutdown::Both);
     });
-    run_session(daemon, inbox, outbox, pid, &session).await;
+    run_session(daemon, inbox, outbox, Some(peer), &session).await;
     let _ = stream.get_ref().shutdown(std::net::Shutdown::Read);
     // The last answers (the `error` saying why, when there is one) get a
     // moment to reach a sender; one that does not read is cut off.
@@ -228,7 +229,7 @@ async fn run_session(
     daemon: Arc<Daemon>,
     inbox: async_channel::Receiver<Vec<u8>>,
     outbox: Outbox,
-    pid: Option<u32>,
+    peer: Option<Peer>,
     stop: &Session,
 ) {
     let config = ReceiverConfig {
@@ -249,7 +250,7 @@ async fn run_session(
         app: None,
         app_queue: None,
         stopping: false,
-        pid,
+        peer,
         throttle_log: ThrottleLog::default(),
         log_limiter: LogLimiter::default(),
         keys_in_flight: Arc::new(AtomicUsize::new(0)),
@@ -348,7 +349,9 @@ struct Connection {
     app_queue: Option<(async_channel::Sender<BridgeMessage>, Task<()>)>,
     /// The daemon shuts down: the sender is told so at close.
     stopping: bool,
-    pid: Option<u32>,
+    /// The sender's credentials read at accept (`None` on stdio): who the
+    /// application is, whatever its hello says.
+    peer: Option<Peer>,
     throttle_log: ThrottleLog,
     /// One warning line per rule per interval for this sender's rejections.
     log_limiter: LogLimiter,
@@ -677,13 +680,24 @@ impl Connection {
 
     /// Connects the application to the bus and embeds it.
     async fn open_app(&mut self, mut info: AppInfo, encoding: Encoding) -> bool {
-        if info.pid.is_none() {
-            info.pid = self.pid;
+        let credentials = SenderCredentials::from_hello(&mut info, self.peer);
+        if let Some((claimed, real)) = credentials.mismatch() {
+            // Not an error: a sandboxed sender counts pids in its own
+            // namespace, a compositor names the application it sends for.
+            debug!(
+                app = %info.name,
+                claimed_pid = claimed,
+                pid = real,
+                "the hello claims another pid than the kernel reports for the sender \
+                 (its own pid namespace, or a compositor sending for the application); \
+                 the kernel's pid is the one reported"
+            );
         }
+        let identity = Identity { info, credentials };
         let (to_sender, from_app) = async_channel::bounded::<BridgeMessage>(APP_QUEUE);
         let app = match BridgedApp::connect(
             &self.daemon.a11y_address(),
-            info,
+            identity,
             self.daemon.limits,
             self.daemon.replica_budget.clone(),
             to_sender.clone(),
@@ -707,7 +721,14 @@ impl Connection {
                 .executor
                 .spawn(forward_to_sender(from_app, self.outbox.clone(), encoding));
         self.app_queue = Some((to_sender, forwarding));
-        info!(app = %app.info.name, app_id = %app.info.app_id, bus = %app.unique_name(), "application connected");
+        info!(
+            app = %app.info.name,
+            app_id = %app.info.app_id,
+            pid = ?app.credentials.pid(),
+            uid = ?app.credentials.uid(),
+            bus = %app.unique_name(),
+            "application connected"
+        );
         let key = self.daemon.add_app(app.clone());
         self.daemon
             .executor

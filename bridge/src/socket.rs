@@ -257,11 +257,62 @@ impl Admission {
     }
 }
 
-/// A connected peer's credentials (SO_PEERCRED).
+/// A connected peer's credentials (SO_PEERCRED), as the kernel translates
+/// them into the bridge's own pid and user namespaces: a sender in a sandbox
+/// (its own pid namespace, Flatpak's or bubblewrap's user namespace) shows
+/// here with its pid and uid as the bridge's side of the desktop sees them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Peer {
     pub pid: u32,
     pub uid: u32,
+}
+
+/// What the bridge knows of the process behind an application's sender
+/// connection: the kernel's word ([`Peer`], read once at accept) and the
+/// hello's (`app.pid`), kept apart. The bridge reports and checks only the
+/// kernel's; the hello's pid is a claim, shown beside it and never used to
+/// find, count or admit anything. A sandboxed sender's claim is its pid in
+/// its own pid namespace, and a compositor sending for an application
+/// claims the application's pid while the kernel reports the compositor's:
+/// neither is an error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderCredentials {
+    /// SO_PEERCRED at accept; `None` for `serve --stdio`, which has no peer.
+    pub peer: Option<Peer>,
+    /// The hello's `app.pid`, unverified.
+    pub claimed_pid: Option<u32>,
+}
+
+impl SenderCredentials {
+    /// Takes the hello's pid out of `info` into `claimed_pid`, so that no
+    /// later reader of the application's [`AppInfo`] can mistake the claim
+    /// for the process: the bridge's copy of a hello carries no pid.
+    ///
+    /// [`AppInfo`]: newton_push_protocol::AppInfo
+    pub fn from_hello(info: &mut newton_push_protocol::AppInfo, peer: Option<Peer>) -> Self {
+        Self {
+            peer,
+            claimed_pid: info.pid.take(),
+        }
+    }
+
+    /// The sender's pid as the kernel reports it.
+    pub fn pid(&self) -> Option<u32> {
+        self.peer.map(|peer| peer.pid)
+    }
+
+    /// The sender's uid as the kernel reports it.
+    pub fn uid(&self) -> Option<u32> {
+        self.peer.map(|peer| peer.uid)
+    }
+
+    /// `(claimed, kernel's)` when the hello names a pid other than the
+    /// kernel's; nothing when they agree or either is unknown.
+    pub fn mismatch(&self) -> Option<(u32, u32)> {
+        let claimed = self.claimed_pid?;
+        let real = self.pid()?;
+        (claimed != real).then_some((claimed, real))
+    }
 }
 
 /// Checks a connecting sender against `admission` (SO_PEERCRED); returns its credentials.
@@ -360,6 +411,56 @@ mod tests {
             admission.check(0, 1000, 7, Some(allowed)),
             Err(Refusal::Uid { .. })
         ));
+    }
+
+    #[test]
+    fn the_hello_pid_is_only_a_claim_beside_the_kernels() {
+        let mut info = newton_push_protocol::AppInfo {
+            app_id: "org.example.Sandboxed".into(),
+            name: "Sandboxed".into(),
+            pid: Some(2),
+            ..Default::default()
+        };
+        let peer = Peer {
+            pid: 40123,
+            uid: 1000,
+        };
+        let credentials = SenderCredentials::from_hello(&mut info, Some(peer));
+        assert_eq!(
+            info.pid, None,
+            "the bridge's copy of the hello keeps no pid"
+        );
+        assert_eq!(credentials.pid(), Some(40123));
+        assert_eq!(credentials.uid(), Some(1000));
+        assert_eq!(credentials.claimed_pid, Some(2));
+        assert_eq!(credentials.mismatch(), Some((2, 40123)));
+
+        // Agreeing, unclaimed and peerless (--stdio) hellos are no mismatch.
+        let mut agreeing = newton_push_protocol::AppInfo {
+            pid: Some(40123),
+            ..Default::default()
+        };
+        assert_eq!(
+            SenderCredentials::from_hello(&mut agreeing, Some(peer)).mismatch(),
+            None
+        );
+        let mut unclaimed = newton_push_protocol::AppInfo::default();
+        let unclaimed = SenderCredentials::from_hello(&mut unclaimed, Some(peer));
+        assert_eq!((unclaimed.pid(), unclaimed.mismatch()), (Some(40123), None));
+        let mut stdio = newton_push_protocol::AppInfo {
+            pid: Some(7),
+            ..Default::default()
+        };
+        let stdio = SenderCredentials::from_hello(&mut stdio, None);
+        assert_eq!(
+            (
+                stdio.pid(),
+                stdio.uid(),
+                stdio.claimed_pid,
+                stdio.mismatch()
+            ),
+            (None, None, Some(7), None)
+        );
     }
 
     #[test]

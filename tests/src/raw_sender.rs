@@ -54,6 +54,15 @@ impl RawSender {
 
     /// [`RawSender::connect`] with every wait bounded by `wait`.
     pub fn connect_within(socket: &Path, name: &str, wait: Duration) -> RawSender {
+        RawSender::connect_with_hello_within(socket, &hello(name), wait)
+    }
+
+    /// [`RawSender::connect`] with another hello than [`hello`]'s (another identity).
+    pub fn connect_with_hello(socket: &Path, hello: &Hello) -> RawSender {
+        RawSender::connect_with_hello_within(socket, hello, RawSender::WAIT)
+    }
+
+    fn connect_with_hello_within(socket: &Path, hello: &Hello, wait: Duration) -> RawSender {
         let stream = UnixStream::connect(socket)
             .unwrap_or_else(|e| panic!("connect to {}: {e}", socket.display()));
         let mut sender = RawSender {
@@ -62,7 +71,7 @@ impl RawSender {
             serial: 0,
             wait,
         };
-        sender.send_hello(&hello(name));
+        sender.send_hello(hello);
         match sender.recv_within(wait) {
             Received::Message(m) if m.get("welcome").is_some() => sender,
             Received::Message(m) => panic!("expected the welcome, got {m}"),

@@ -102,7 +102,16 @@ pub fn summary(status: &StatusDocument) -> String {
         );
     }
     for app in &status.apps {
-        let pid = app.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+        // The kernel's pid; the hello's only where it says otherwise (a
+        // sandbox's own pid namespace, a compositor naming the application).
+        let pid = match (app.pid, app.claimed_pid) {
+            (Some(pid), Some(claimed)) if claimed != pid => {
+                format!(", pid {pid}, its hello claims pid {claimed}")
+            }
+            (Some(pid), _) => format!(", pid {pid}"),
+            (None, Some(claimed)) => format!(", its hello claims pid {claimed}"),
+            (None, None) => String::new(),
+        };
         let _ = writeln!(
             out,
             "  \u{2022} {} ({}{pid}, {}): {} surface(s), {} node(s), {} applied, {} rejected",
@@ -186,17 +195,34 @@ mod tests {
                 rule: "unknown-node".into(),
                 reason: "node 9 is not in the tree".into(),
             }),
-            apps: vec![AppStatus {
-                bus_connected: true,
-                name: "Editor".into(),
-                app_id: "org.example.Editor".into(),
-                pid: Some(42),
-                bus_name: ":1.7".into(),
-                surfaces: 2,
-                nodes: 50,
-                commits_applied: 9,
-                commits_rejected: 2,
-            }],
+            apps: vec![
+                AppStatus {
+                    bus_connected: true,
+                    name: "Editor".into(),
+                    app_id: "org.example.Editor".into(),
+                    pid: Some(42),
+                    uid: Some(1000),
+                    claimed_pid: Some(42),
+                    bus_name: ":1.7".into(),
+                    surfaces: 2,
+                    nodes: 50,
+                    commits_applied: 9,
+                    commits_rejected: 2,
+                },
+                AppStatus {
+                    bus_connected: true,
+                    name: "Sandboxed".into(),
+                    app_id: "org.example.Sandboxed".into(),
+                    pid: Some(40123),
+                    uid: Some(1000),
+                    claimed_pid: Some(2),
+                    bus_name: ":1.8".into(),
+                    surfaces: 0,
+                    nodes: 0,
+                    commits_applied: 0,
+                    commits_rejected: 0,
+                },
+            ],
         };
         let text = summary(&status);
         assert!(text.contains("up 1 h 2 min"), "{text}");
@@ -211,5 +237,11 @@ mod tests {
         );
         assert!(text.contains("last rejection: Editor broke `unknown-node`"));
         assert!(text.contains("Editor (org.example.Editor, pid 42, :1.7)"));
+        assert!(
+            text.contains(
+                "Sandboxed (org.example.Sandboxed, pid 40123, its hello claims pid 2, :1.8)"
+            ),
+            "{text}"
+        );
     }
 }
