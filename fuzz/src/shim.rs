@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use accesskit::{NodeId, Role, TreeUpdate};
-use newton_atspi_shim::{handle_call, AppContext, DerivedModels, HostFacts};
+use newton_atspi_shim::{declared, handle_call, AppContext, DerivedModels, HostFacts};
 use newton_cache::{AppReplica, Limits};
 use newton_push_protocol::{AppInfo, Geometry, RecordedLine, SenderMessage, SurfaceId};
 use serde::de::DeserializeOwned;
@@ -329,190 +329,13 @@ const ALL_SIGS: &[Sig] = &[
     Sig::Selections,
 ];
 
-/// (interface, [(member, signature)]).
-const METHODS: &[(&str, &[(&str, Sig)])] = &[
-    (
-        ACCESSIBLE,
-        &[
-            ("GetChildAtIndex", Sig::I),
-            ("GetChildren", Sig::None),
-            ("GetIndexInParent", Sig::None),
-            ("GetRelationSet", Sig::None),
-            ("GetRole", Sig::None),
-            ("GetRoleName", Sig::None),
-            ("GetLocalizedRoleName", Sig::None),
-            ("GetState", Sig::None),
-            ("GetAttributes", Sig::None),
-            ("GetApplication", Sig::None),
-            ("GetInterfaces", Sig::None),
-        ],
-    ),
-    (
-        "org.a11y.atspi.Application",
-        &[
-            ("GetLocale", Sig::U),
-            ("GetApplicationBusAddress", Sig::None),
-        ],
-    ),
-    ("org.a11y.atspi.Cache", &[("GetItems", Sig::None)]),
-    (
-        "org.a11y.atspi.Collection",
-        &[
-            ("GetMatches", Sig::Matches),
-            ("GetMatchesTo", Sig::MatchesTo),
-            ("GetMatchesFrom", Sig::MatchesFrom),
-            ("GetActiveDescendant", Sig::None),
-        ],
-    ),
-    (
-        "org.a11y.atspi.Component",
-        &[
-            ("Contains", Sig::Iiu),
-            ("GetAccessibleAtPoint", Sig::Iiu),
-            ("GetExtents", Sig::U),
-            ("GetPosition", Sig::U),
-            ("GetSize", Sig::None),
-            ("GetLayer", Sig::None),
-            ("GetMDIZOrder", Sig::None),
-            ("GrabFocus", Sig::None),
-            ("GetAlpha", Sig::None),
-            ("SetExtents", Sig::Iiiiu),
-            ("SetPosition", Sig::Iiu),
-            ("SetSize", Sig::Ii),
-            ("ScrollTo", Sig::U),
-            ("ScrollToPoint", Sig::Uii),
-        ],
-    ),
-    (
-        "org.a11y.atspi.Action",
-        &[
-            ("GetDescription", Sig::I),
-            ("GetName", Sig::I),
-            ("GetLocalizedName", Sig::I),
-            ("GetKeyBinding", Sig::I),
-            ("GetActions", Sig::None),
-            ("DoAction", Sig::I),
-        ],
-    ),
-    ("org.a11y.atspi.Value", &[]),
-    (
-        "org.a11y.atspi.Selection",
-        &[
-            ("GetSelectedChild", Sig::I),
-            ("SelectChild", Sig::I),
-            ("DeselectSelectedChild", Sig::I),
-            ("IsChildSelected", Sig::I),
-            ("SelectAll", Sig::None),
-            ("ClearSelection", Sig::None),
-            ("DeselectChild", Sig::I),
-        ],
-    ),
-    (
-        "org.a11y.atspi.Image",
-        &[
-            ("GetImageExtents", Sig::U),
-            ("GetImagePosition", Sig::U),
-            ("GetImageSize", Sig::None),
-        ],
-    ),
-    (
-        TEXT,
-        &[
-            ("GetStringAtOffset", Sig::Iu),
-            ("GetText", Sig::Ii),
-            ("SetCaretOffset", Sig::I),
-            ("GetTextBeforeOffset", Sig::Iu),
-            ("GetTextAtOffset", Sig::Iu),
-            ("GetTextAfterOffset", Sig::Iu),
-            ("GetCharacterAtOffset", Sig::I),
-            ("GetAttributeValue", Sig::Is),
-            ("GetAttributes", Sig::I),
-            ("GetDefaultAttributes", Sig::None),
-            ("GetCharacterExtents", Sig::Iu),
-            ("GetOffsetAtPoint", Sig::Iiu),
-            ("GetNSelections", Sig::None),
-            ("GetSelection", Sig::I),
-            ("AddSelection", Sig::Ii),
-            ("RemoveSelection", Sig::I),
-            ("SetSelection", Sig::Iii),
-            ("GetRangeExtents", Sig::Iiu),
-            ("GetBoundedRanges", Sig::Iiiiuuu),
-            ("GetAttributeRun", Sig::Ib),
-            ("GetDefaultAttributeSet", Sig::None),
-            ("ScrollSubstringTo", Sig::Iiu),
-            ("ScrollSubstringToPoint", Sig::Iiuii),
-        ],
-    ),
-    (
-        "org.a11y.atspi.EditableText",
-        &[
-            ("SetTextContents", Sig::S),
-            ("InsertText", Sig::Isi),
-            ("CopyText", Sig::Ii),
-            ("CutText", Sig::Ii),
-            ("DeleteText", Sig::Ii),
-            ("PasteText", Sig::I),
-        ],
-    ),
-    (
-        "org.a11y.atspi.Table",
-        &[
-            ("GetAccessibleAt", Sig::Ii),
-            ("GetIndexAt", Sig::Ii),
-            ("GetRowAtIndex", Sig::I),
-            ("GetColumnAtIndex", Sig::I),
-            ("GetRowDescription", Sig::I),
-            ("GetColumnDescription", Sig::I),
-            ("GetRowExtentAt", Sig::Ii),
-            ("GetColumnExtentAt", Sig::Ii),
-            ("GetRowHeader", Sig::I),
-            ("GetColumnHeader", Sig::I),
-            ("GetSelectedRows", Sig::None),
-            ("GetSelectedColumns", Sig::None),
-            ("IsRowSelected", Sig::I),
-            ("IsColumnSelected", Sig::I),
-            ("IsSelected", Sig::Ii),
-            ("AddRowSelection", Sig::I),
-            ("AddColumnSelection", Sig::I),
-            ("RemoveRowSelection", Sig::I),
-            ("RemoveColumnSelection", Sig::I),
-            ("GetRowColumnExtentsAtIndex", Sig::I),
-        ],
-    ),
-    (
-        "org.a11y.atspi.TableCell",
-        &[
-            ("GetRowColumnSpan", Sig::None),
-            ("GetColumnHeaderCells", Sig::None),
-            ("GetRowHeaderCells", Sig::None),
-        ],
-    ),
-    (
-        HYPERTEXT,
-        &[
-            ("GetNLinks", Sig::None),
-            ("GetLink", Sig::I),
-            ("GetLinkIndex", Sig::I),
-        ],
-    ),
-    (
-        HYPERLINK,
-        &[
-            ("GetObject", Sig::I),
-            ("GetURI", Sig::I),
-            ("IsValid", Sig::None),
-        ],
-    ),
-    (
-        "org.a11y.atspi.Document",
-        &[
-            ("GetLocale", Sig::None),
-            ("GetAttributeValue", Sig::S),
-            ("GetAttributes", Sig::None),
-            ("GetTextSelections", Sig::None),
-            ("SetTextSelections", Sig::Selections),
-        ],
-    ),
+/// The members a call may name, by interface: every method of the shim's own declarations
+/// (`newton_atspi_shim::declared::interfaces`, so a member declared there is fuzzed without a
+/// change here), then the standard D-Bus interfaces every object answers, which the
+/// declarations do not cover.
+type MemberTable = Vec<(&'static str, Vec<(&'static str, Sig)>)>;
+
+const STANDARD_METHODS: &[(&str, &[(&str, Sig)])] = &[
     (
         PROPERTIES,
         &[("Get", Sig::Ss), ("GetAll", Sig::S), ("Set", Sig::Ssv)],
@@ -527,49 +350,82 @@ const METHODS: &[(&str, &[(&str, Sig)])] = &[
     ),
 ];
 
-/// Property names of every interface (and a few that do not exist).
-const PROPERTY_NAMES: &[&str] = &[
-    "Name",
-    "Description",
-    "Parent",
-    "ChildCount",
-    "Locale",
-    "AccessibleId",
-    "HelpText",
-    "ToolkitName",
-    "Version",
-    "ToolkitVersion",
-    "AtspiVersion",
-    "InterfaceVersion",
-    "Id",
-    "NActions",
-    "MinimumValue",
-    "MaximumValue",
-    "MinimumIncrement",
-    "CurrentValue",
-    "Text",
-    "NSelectedChildren",
-    "ImageDescription",
-    "ImageLocale",
-    "CharacterCount",
-    "CaretOffset",
-    "NRows",
-    "NColumns",
-    "Caption",
-    "Summary",
-    "NSelectedRows",
-    "NSelectedColumns",
-    "ColumnSpan",
-    "RowSpan",
-    "Position",
-    "Table",
-    "NAnchors",
-    "StartIndex",
-    "EndIndex",
-    "CurrentPageNumber",
-    "PageCount",
-    "Bogus",
-];
+fn methods() -> &'static MemberTable {
+    static METHODS: OnceLock<MemberTable> = OnceLock::new();
+    METHODS.get_or_init(|| {
+        let declared = declared::interfaces().into_iter().map(|interface| {
+            let members = interface.methods.iter().map(|method| {
+                let args: String = method
+                    .inputs
+                    .iter()
+                    .map(|a| a.signature.to_string())
+                    .collect();
+                // A body of several arguments shows its signature as one structure.
+                let signature = if method.inputs.len() > 1 {
+                    format!("({args})")
+                } else {
+                    args
+                };
+                let sig = Sig::with_signature(&signature).unwrap_or_else(|| {
+                    panic!(
+                        "the shim declares {}.{} with arguments ({signature}), which the \
+                         atspi_calls harness cannot build: add a Sig for them (fuzz/src/shim.rs)",
+                        interface.name, method.name
+                    )
+                });
+                (method.name, sig)
+            });
+            (interface.name, members.collect())
+        });
+        let standard = STANDARD_METHODS
+            .iter()
+            .map(|(interface, members)| (*interface, members.to_vec()));
+        declared.chain(standard).collect()
+    })
+}
+
+impl Sig {
+    /// The shape whose calls carry `signature` (the concatenated argument signatures of a
+    /// declared method), found by building one call of each shape.
+    fn with_signature(signature: &str) -> Option<Sig> {
+        ALL_SIGS
+            .iter()
+            .copied()
+            .find(|sig| sig.signature().as_deref() == Some(signature))
+    }
+
+    /// The body signature of this shape's calls.
+    fn signature(self) -> Option<String> {
+        let builder = method_call("/", None, "Probe", false).ok()?;
+        let hints = Hints {
+            near: 0,
+            some_path: "/".to_owned(),
+        };
+        let call = build(builder, self, &mut Input::new(&[]), &hints).ok()?;
+        Some(call.body().signature().to_string())
+    }
+}
+
+/// Every declared property's name, for `Properties.Get`/`Set` calls on any interface, and a
+/// few that no interface has (the declarations again: a property declared there is fuzzed).
+fn property_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut names: Vec<&'static str> = declared::interfaces()
+            .iter()
+            .flat_map(|interface| interface.properties.iter().map(|p| p.name))
+            .chain(UNDECLARED_PROPERTY_NAMES.iter().copied())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    })
+}
+
+/// Property names no declaration has: one that does not exist, an empty one, and Table's as
+/// older interface definitions spell them (`nRows`: found in any case, see
+/// `Interface::property_names_any_case`).
+const UNDECLARED_PROPERTY_NAMES: &[&str] = &["Bogus", "", "nRows", "nColumns"];
 
 /// A path to call: mostly exposed nodes; the node id chosen is returned
 /// when the path is an exposed node.
@@ -642,19 +498,19 @@ fn pick_interface_and_member(input: &mut Input, own: &[String]) -> (Option<Strin
     let mine = (!own.is_empty() && !input.one_in(4))
         .then(|| own.get(input.below(own.len())))
         .flatten()
-        .and_then(|name| METHODS.iter().find(|(n, _)| n == name))
-        .copied();
-    let (interface, methods) = mine
-        .or_else(|| METHODS.get(input.below(METHODS.len())).copied())
+        .and_then(|name| methods().iter().find(|(n, _)| n == name));
+    let (interface, members) = mine
+        .or_else(|| methods().get(input.below(methods().len())))
+        .map(|(interface, members)| (*interface, members.as_slice()))
         .unwrap_or((ACCESSIBLE, &[]));
-    let (member, sig) = if methods.is_empty() || input.one_in(16) {
+    let (member, sig) = if members.is_empty() || input.one_in(16) {
         (
             input.string(&["Bogus", "GetChildAtIndex", "Get", "Introspect"]),
             input.pick(ALL_SIGS, Sig::None),
         )
     } else {
-        methods
-            .get(input.below(methods.len()))
+        members
+            .get(input.below(members.len()))
             .map(|(member, sig)| ((*member).to_owned(), *sig))
             .unwrap_or(("GetRole".to_owned(), Sig::None))
     };
@@ -816,11 +672,11 @@ fn build(
         )),
         Sig::Ss => {
             let interface = pick_interface_name(input);
-            builder.build(&(interface, input.string(PROPERTY_NAMES)))
+            builder.build(&(interface, input.string(property_names())))
         }
         Sig::Ssv => {
             let interface = pick_interface_name(input);
-            let name = input.string(PROPERTY_NAMES);
+            let name = input.string(property_names());
             builder.build(&(interface, name, any_value(input)))
         }
         Sig::Matches => builder.build(&(
@@ -873,8 +729,8 @@ fn pick_interface_name(input: &mut Input) -> String {
     if input.one_in(10) {
         return input.string(&["org.a11y.atspi.Bogus", ""]);
     }
-    METHODS
-        .get(input.below(METHODS.len()))
+    methods()
+        .get(input.below(methods().len()))
         .map(|(name, _)| (*name).to_owned())
         .unwrap_or_default()
 }
