@@ -84,6 +84,10 @@ impl OrcaSpeech {
     }
 }
 
+/// How long [`Orca::command_key`] holds a key down on the X server: as long as a typing person
+/// does, and well under Xvfb's auto-repeat delay (660 ms), so the key is never repeated.
+pub const COMMAND_KEY_HOLD: Duration = Duration::from_millis(300);
+
 impl Orca {
     /// Takes the lock of this Orca version, starts `orca --debug-file=F -u PREFS` in a PID
     /// namespace of its own, and waits until it has registered its event listeners with the
@@ -138,6 +142,39 @@ impl Orca {
             return Ok(None);
         }
         crate::registry_key(&session.a11y_client()?, phase, name).map(Some)
+    }
+
+    /// One of Orca's own commands (Where Am I, flat review's lines: `KP_Enter`, `KP_Up`, ...),
+    /// pressed as a person presses it. For Orca 48 and later, which read the X server, the key
+    /// is held for [`COMMAND_KEY_HOLD`] before it is released. Orca 51 runs a command's handler
+    /// after processing the key's press, and flat review reuses its context only while the
+    /// previous input event is the previous review command: with `xdotool`'s usual 6 ms
+    /// between press and release, whether the release came first (a new context, back at the
+    /// top) or the handler (the same context, the same line) was a race, and the two sides of
+    /// one speech-parity run could lose it differently (grid-small, step 2's current line).
+    /// Held as long as a typing person holds a key, the handler wins. Orca 43 gets the press
+    /// and the release through the registry on `a11y`, which returns only once Orca has
+    /// handled each; the press's answer says whether Orca consumed it.
+    pub fn command_key(
+        &self,
+        session: &mut TestSession,
+        a11y: &BusClient,
+        key: &str,
+    ) -> Result<Option<bool>> {
+        if !OrcaVersion::current()?.reads_keys_from_x() {
+            let consumed = crate::registry_key(a11y, crate::KeyPhase::Press, key)?;
+            crate::registry_key(a11y, crate::KeyPhase::Release, key)?;
+            return Ok(Some(consumed));
+        }
+        // xdotool waits half its --delay between a key's press and its release.
+        let delay = (2 * COMMAND_KEY_HOLD.as_millis()).to_string();
+        crate::xdotool(
+            session,
+            &format!("command-{key}"),
+            &["key", "--clearmodifiers", "--delay", &delay, key],
+        )?;
+        self.wait_idle(session)?;
+        Ok(None)
     }
 
     /// Presses and releases `key` (xdotool's form: `KP_Enter`, `shift+alt+Down`) the way this

@@ -959,11 +959,12 @@ fn run_step(
             }
         }
         Act::Orca { command, .. } => {
-            let consumed = [KeyPhase::Press, KeyPhase::Release]
-                .map(|phase| notify_key(orca, session, a11y, phase, command.key()));
+            let consumed = orca
+                .command_key(session, a11y, command.key())
+                .unwrap_or_else(|e| panic!("{label} for Orca: {e}"));
             // "Not consumed" also means the registry stopped waiting for a busy Orca,
             // which then handles the key late; what Orca says is compared either way.
-            if consumed[0] == Some(false) {
+            if consumed == Some(false) {
                 summary_note(
                     "speech parity",
                     &format!(
