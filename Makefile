@@ -1,6 +1,7 @@
-# Build and install the Newton → AT-SPI bridge with its session integration.
+# Build and install the Newton → AT-SPI bridge with its session integration, and the C library
+# for toolkits (libnewton_producer, its header and newton-producer.pc; docs/c-api.md).
 #
-#   make                                      # release binary, man pages, completions, unit files
+#   make                                      # release binary, man pages, completions, unit files, C library
 #   make install PREFIX=/usr/local DESTDIR=   # install them (DESTDIR for staging)
 #   make uninstall PREFIX=/usr/local
 #   make deb                                  # a .deb (needs cargo-deb)
@@ -27,6 +28,10 @@ ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
 # The default diff allow rules (accesskit_unix against the bridge).
 PKGDATADIR ?= $(DATADIR)/newton-atspi-bridge
+# The C library (capi/): shared and static library, header, pkg-config file.
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 CARGO ?= cargo
 CARGOFLAGS ?=
@@ -37,6 +42,13 @@ PRESET := 80-$(NAME).preset
 # The units the preset enables; the .deb's postinst enables the same ones.
 ENABLED_UNITS = $(shell sed -n 's/^enable[[:space:]]\{1,\}//p' packaging/$(PRESET))
 BIN := $(CARGO_TARGET_DIR)/release/$(NAME)
+# The C library's package, the files cargo builds (the Rust library is newton_producer_c) and the
+# ABI version its SONAME carries (libnewton_producer.so.ABI; capi/build.rs).
+CAPI := newton-producer-c
+CLIB_SO := $(CARGO_TARGET_DIR)/release/libnewton_producer_c.so
+CLIB_A := $(CARGO_TARGET_DIR)/release/libnewton_producer_c.a
+CLIB_ABI := $(shell sed -n 's/^const ABI_VERSION: u32 = \([0-9]*\);/\1/p' capi/build.rs)
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 # Under target/release/ so cargo-deb finds the generated files (see tools/Cargo.toml).
 GEN := $(CARGO_TARGET_DIR)/release/packaging
 
@@ -47,11 +59,15 @@ SUBSTITUTE = sed -e 's|@bindir@|$(BINDIR)|g'
 
 all: build generate
 
+# One cargo run for both, so they share every dependency's build.
 build:
-	$(CARGO) build --release --locked -p $(NAME) $(CARGOFLAGS)
+	$(CARGO) build --release --locked -p $(NAME) -p $(CAPI) $(CARGOFLAGS)
 
 $(BIN):
-	$(CARGO) build --release --locked -p $(NAME) $(CARGOFLAGS)
+	$(CARGO) build --release --locked -p $(NAME) -p $(CAPI) $(CARGOFLAGS)
+
+$(CLIB_SO) $(CLIB_A):
+	$(CARGO) build --release --locked -p $(CAPI) $(CARGOFLAGS)
 
 # The unit files depend on BINDIR, so they are rewritten every time.
 generate: $(BIN)
@@ -68,8 +84,10 @@ generate: $(BIN)
 	for script in postinst postrm; do \
 	    sed -e 's|@units@|$(ENABLED_UNITS)|g' packaging/debian/$$script.in > $(GEN)/debian/$$script; \
 	done
+	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@libdir@|$(LIBDIR)|g' -e 's|@includedir@|$(INCLUDEDIR)|g' \
+	    -e 's|@version@|$(VERSION)|g' capi/newton-producer.pc.in > $(GEN)/newton-producer.pc
 
-install: generate
+install: generate $(CLIB_SO) $(CLIB_A)
 	$(INSTALL) -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/$(NAME).service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).service
 	$(INSTALL) -Dm644 $(GEN)/$(NAME).socket $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$(NAME).socket
@@ -82,6 +100,11 @@ install: generate
 	$(INSTALL) -Dm644 $(GEN)/completions/_$(NAME) $(DESTDIR)$(ZSHCOMPLETIONDIR)/_$(NAME)
 	$(INSTALL) -Dm644 $(GEN)/completions/$(NAME).fish $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
 	$(INSTALL) -Dm644 docs/compat-rules.json $(DESTDIR)$(PKGDATADIR)/compat-rules.json
+	$(INSTALL) -Dm755 $(CLIB_SO) $(DESTDIR)$(LIBDIR)/libnewton_producer.so.$(CLIB_ABI)
+	ln -sf libnewton_producer.so.$(CLIB_ABI) $(DESTDIR)$(LIBDIR)/libnewton_producer.so
+	$(INSTALL) -Dm644 $(CLIB_A) $(DESTDIR)$(LIBDIR)/libnewton_producer.a
+	$(INSTALL) -Dm644 capi/include/newton_producer.h $(DESTDIR)$(INCLUDEDIR)/newton_producer.h
+	$(INSTALL) -Dm644 $(GEN)/newton-producer.pc $(DESTDIR)$(PKGCONFIGDIR)/newton-producer.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/$(NAME)
@@ -96,8 +119,14 @@ uninstall:
 	rm -f $(DESTDIR)$(FISHCOMPLETIONDIR)/$(NAME).fish
 	rm -f $(DESTDIR)$(PKGDATADIR)/compat-rules.json
 	-rmdir $(DESTDIR)$(PKGDATADIR) 2>/dev/null
+	rm -f $(DESTDIR)$(LIBDIR)/libnewton_producer.so.$(CLIB_ABI) $(DESTDIR)$(LIBDIR)/libnewton_producer.so
+	rm -f $(DESTDIR)$(LIBDIR)/libnewton_producer.a
+	rm -f $(DESTDIR)$(INCLUDEDIR)/newton_producer.h
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/newton-producer.pc
 
-# The .deb installs into /usr; its file list is [package.metadata.deb] in tools/Cargo.toml.
+# The .deb installs into /usr; its file list is [package.metadata.deb] in tools/Cargo.toml. It
+# does not ship the C library: Debian wants a shared library in a package of its own
+# (libnewton-producer0, plus -dev for the header, .a and .pc); `make install` installs it.
 # Debian wants compressed man pages and a stripped binary (the release profile keeps
 # debug info for backtraces; DEBFLAGS=--dbgsym moves it to a -dbgsym package instead).
 DEBFLAGS ?= --strip

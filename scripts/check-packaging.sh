@@ -1,7 +1,9 @@
 #!/bin/sh
 # Checks the packaging: `make install` into a scratch DESTDIR, lists and
 # validates the installed tree (systemd-analyze verify of the user units, the
-# preset applied with systemctl --global, desktop-file-validate), then builds
+# preset applied with systemctl --global, desktop-file-validate, the C
+# library's example compiled against the installed header, library and
+# newton-producer.pc), then builds
 # the .deb with cargo-deb, checks its maintainer scripts enable what the
 # preset enables, and runs the host's lintian on it (scripts/lintian-check.sh: no error,
 # no warning that is not overridden with a reason in packaging/debian/lintian-overrides;
@@ -44,6 +46,12 @@ expect "$PREFIX/share/bash-completion/completions/$NAME"
 expect "$PREFIX/share/zsh/site-functions/_$NAME"
 expect "$PREFIX/share/fish/vendor_completions.d/$NAME.fish"
 expect "$PREFIX/share/$NAME/compat-rules.json"
+expect "$PREFIX/lib/libnewton_producer.so.0"
+expect "$PREFIX/lib/libnewton_producer.a"
+expect "$PREFIX/include/newton_producer.h"
+expect "$PREFIX/lib/pkgconfig/newton-producer.pc"
+[ "$(readlink "$DESTDIR$PREFIX/lib/libnewton_producer.so")" = libnewton_producer.so.0 ] \
+    || fail "libnewton_producer.so is not a link to libnewton_producer.so.0"
 [ -x "$DESTDIR$PREFIX/bin/$NAME" ] || fail "the binary is not executable"
 grep -q "^ExecStart=$PREFIX/bin/$NAME serve\$" "$DESTDIR$PREFIX/lib/systemd/user/$NAME.service" \
     || fail "the unit's ExecStart does not point at $PREFIX/bin"
@@ -59,6 +67,29 @@ if command -v man >/dev/null 2>&1; then
 fi
 
 need() { command -v "$1" >/dev/null 2>&1 || fail "$1 is missing; run scripts/install-deps.sh"; }
+
+echo "== the C library: capi/examples/hello.c built against the installed tree through pkg-config"
+need cc
+need pkg-config
+pc_dir=$DESTDIR$PREFIX/lib/pkgconfig
+grep -q "^libdir=$PREFIX/lib\$" "$pc_dir/newton-producer.pc" || fail "newton-producer.pc's libdir is not $PREFIX/lib"
+# The sysroot prefixes DESTDIR to the .pc file's paths, as a staged build would see them.
+flags=$(PKG_CONFIG_SYSROOT_DIR=$DESTDIR PKG_CONFIG_LIBDIR=$pc_dir pkg-config --cflags --libs newton-producer) \
+    || fail "pkg-config does not read the installed newton-producer.pc"
+echo "  pkg-config --cflags --libs newton-producer: $flags"
+c_dir=$(mktemp -d)
+# shellcheck disable=SC2086 # the flags are words
+cc -std=c11 -Wall -Wextra -Werror capi/examples/hello.c $flags -Wl,-rpath,"$DESTDIR$PREFIX/lib" -o "$c_dir/hello" \
+    || { rm -rf "$c_dir"; fail "hello.c does not build against the installed C library"; }
+readelf -d "$c_dir/hello" | grep -q 'NEEDED.*\[libnewton_producer\.so\.0\]' \
+    || { rm -rf "$c_dir"; fail "hello.c is not linked against libnewton_producer.so.0 (the SONAME)"; }
+# With no bridge, the program loads the installed library and gets the error back as a value.
+out=$(NEWTON_ATSPI_SOCKET="$c_dir/no-bridge.sock" "$c_dir/hello" 2>&1) && status=0 || status=$?
+rm -rf "$c_dir"
+[ "$status" -eq 1 ] && printf '%s\n' "$out" | grep -q 'NEWTON_STATUS_NO_BRIDGE' \
+    || fail "hello.c linked against the installed library did not run as expected (exit $status): $out"
+echo "  ok: $out"
+
 need systemd-analyze
 need systemctl
 need desktop-file-validate
@@ -113,7 +144,7 @@ echo "  autostart entry ok"
 
 echo "== make uninstall"
 make uninstall PREFIX="$PREFIX" DESTDIR="$DESTDIR"
-left=$(cd "$DESTDIR" && find . -type f | sort)
+left=$(cd "$DESTDIR" && find . -type f -o -type l | sort)
 [ -z "$left" ] || fail "make uninstall left files behind: $left"
 echo "  nothing left"
 

@@ -20,9 +20,8 @@ PACKAGES=(
   libx11-6 libx11-xcb1 libxcb1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6  # live-app (winit loads them at run time)
   libgl1-mesa-dri libglx-mesa0 libegl1 libegl-mesa0 fonts-dejavu-core  # live-egui: software GL (llvmpipe) under Xvfb, DejaVu loaded at run time
   init-system-helpers desktop-file-utils lintian  # scripts/check-packaging.sh (units, preset, .deb)
+  gcc libc6-dev pkg-config        # C ABI (capi/): its C example and C-level test are compiled with cc via newton-producer.pc
 )
-# A C linker for rustc, only if the machine has none.
-command -v cc >/dev/null 2>&1 || PACKAGES+=(gcc libc6-dev)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -33,7 +33,7 @@ export NEWTON_SUMMARY_PASS="$name"
 status=0
 cargo test --locked -p newton-e2e --no-fail-fast \
   --test orca_bridge --test bridge_orca --test live_app --test live_egui --test orca_listener \
-  --test reconnect --test orca_gtk || status=$?
+  --test reconnect --test orca_gtk --test c_producer || status=$?
 # Structural navigation and speech parity (every fixture).
 cargo test --locked -p newton-e2e --no-fail-fast \
   --test orca_structural --test speech_parity || status=$?

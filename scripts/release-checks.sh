@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The release-profile checks that need no test session: the daemon's offline build from vendor/
 # (scripts/check-vendored.sh; the Orca 48.1 pass runs that binary), the fuzz harness's stable
-# runner (built here, run by scripts/test.sh), the .deb with lintian (scripts/check-packaging.sh, packaging the
-# offline-built binary), and the licence check (cargo-about, scripts/licenses.sh). Everything goes to target/release
+# runner (built here, run by scripts/test.sh), the C header against cbindgen's output (a debug
+# build in target/capi-header), the .deb with lintian (scripts/check-packaging.sh, packaging the
+# offline-built binary), and the licence check (cargo-about, scripts/licenses.sh). Everything goes
+# to target/release
 # and cargo's own directories; nothing here reads the test session or the display.
 #
 #   scripts/release-checks.sh
@@ -32,6 +34,13 @@ fi
 echo "==> fuzz harness, stable runner (its own workspace, fuzz/Cargo.toml, sharing target/)"
 (cd fuzz && cargo build --locked --release --bin fuzz-replay)
 part "fuzz-replay release build"
+
+echo "==> the C header: cbindgen regenerates capi/include/newton_producer.h from capi/src (capi/header, its own workspace)"
+# Here and not in the workspace's tests: cbindgen's dependencies would change the features the
+# workspace's crates are built with (capi/header/Cargo.toml says why that costs).
+# From its directory, so that its .cargo/config.toml (target/capi-header) applies.
+(cd capi/header && cargo test --locked)
+part "C header check"
 
 echo "==> packaging: make install into a scratch DESTDIR, then the .deb and lintian"
 scripts/check-packaging.sh
