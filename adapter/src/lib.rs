@@ -89,8 +89,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "in-process-bridge")]
+mod fallback;
 mod identity;
 mod process;
+
+#[cfg(feature = "in-process-bridge")]
+pub use fallback::IN_PROCESS_ENV;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,6 +119,17 @@ pub const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(2);
 /// Longest [`Adapter::key_event`] waits for the screen reader's verdict (as
 /// atk-bridge's synchronous key forwarding waited up to a second).
 pub const KEY_WAIT: Duration = Duration::from_secs(1);
+
+/// Serve AT-SPI in this process whenever no bridge answers: the project's
+/// daemon runs on a thread of the application for it alone, as
+/// accesskit_unix would serve it, and the application moves to the
+/// session's bridge when one starts (and back when it stops). Call it before
+/// the first [`Adapter::new`]; `NEWTON_ACCESSKIT_IN_PROCESS=0` in the
+/// environment turns it off again. See docs/adoption.md.
+#[cfg(feature = "in-process-bridge")]
+pub fn serve_in_process_without_bridge() {
+    fallback::enable();
+}
 
 /// Counters of one window's adapter, for tests and diagnostics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

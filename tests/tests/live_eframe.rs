@@ -15,13 +15,15 @@
 //! machine-wide lock and run one at a time; set NEWTON_E2E_SKIP_ORCA=1 to skip the Orca part
 //! (loudly).
 
-use std::path::PathBuf;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use newton_e2e::{
-    find_window, orca_tests_skipped, py_script, python, wait_until, Bridge, Orca, OrcaVersion,
-    SessionOptions, TestSession,
+    bridge_binary, find_window, orca_tests_skipped, py_script, python, wait_until, Bridge, Orca,
+    OrcaVersion, SessionOptions, TestSession,
 };
+use rustix::process::{kill_process, Pid, Signal};
 use serde_json::Value;
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -257,6 +259,235 @@ fn orca_hears_an_unmodified_eframe_app_through_the_accesskit_unix_patch() {
     position(u, check + 1, "not checked")
         .unwrap_or_else(|| panic!("Space toggling the check box off not spoken: {u:?}"));
 
+    let report = session.shutdown();
+    assert!(report.is_clean(), "processes survived teardown: {report:?}");
+}
+
+/// The bridge on `socket`, started by the test (the application was started before it).
+fn start_bridge(session: &mut TestSession, name: &str, socket: &Path) -> u32 {
+    let mut cmd = session.command(bridge_binary().expect("cargo build -p newton-atspi-bridge"));
+    cmd.arg("serve")
+        .arg("--socket")
+        .arg(socket)
+        .args(["--log-level", "debug"]);
+    let pid = session.spawn(name, cmd).expect("start the bridge");
+    wait_until(
+        "the bridge socket to accept connections",
+        STEP_TIMEOUT,
+        || {
+            session.ensure_running(pid)?;
+            Ok(UnixStream::connect(socket).is_ok())
+        },
+    )
+    .expect("the bridge accepts senders");
+    pid
+}
+
+fn sigkill(pid: u32) {
+    let pid = Pid::from_raw(i32::try_from(pid).expect("a pid")).expect("a pid");
+    kill_process(pid, Signal::KILL).expect("SIGKILL our own bridge");
+}
+
+/// The application's bus names on the desktop, checked never to be more than one.
+fn on_desktop_once(session: &TestSession, step: &str) -> Vec<String> {
+    let names = session
+        .a11y_client()
+        .and_then(|client| client.applications_named(APP))
+        .expect("read the desktop");
+    assert!(
+        names.len() <= 1,
+        "{step}: the application is on the desktop {} times: {names:?}",
+        names.len()
+    );
+    names
+}
+
+/// Waits until the application is on the desktop once, served by `bridge_socket`'s bridge
+/// (`status` lists it, under the bus name the registry has) or, with `None`, by its in-process
+/// bridge (no session bridge answers), with its whole tree readable; checks on every poll that
+/// it is never there twice.
+fn wait_until_served(session: &mut TestSession, step: &str, bridge_socket: Option<&Path>) {
+    wait_until(step, STEP_TIMEOUT, || {
+        let names = on_desktop_once(session, step);
+        let [bus_name] = names.as_slice() else {
+            return Ok(false);
+        };
+        if let Some(socket) = bridge_socket {
+            let status = session.bridge_status(socket)?;
+            let apps = status["apps"].as_array().cloned().unwrap_or_default();
+            let served: Vec<&str> = apps.iter().filter_map(|a| a["busName"].as_str()).collect();
+            if served != [bus_name.as_str()] || apps.iter().any(|a| a["name"] != APP) {
+                return Ok(false);
+            }
+        }
+        Ok(find(&dump(session), "check box", "Checkbox").is_some())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Waits until Orca has spoken `spoken` (the focused widget, presented again) since it had
+/// said `before` utterances: the application moved and Orca kept its focus.
+fn hear_focus_kept(orca: &Orca, step: &str, before: usize, spoken: &str) {
+    let mut said = Vec::new();
+    wait_until(
+        &format!("{step}: Orca to present the focused widget again ({spoken:?})"),
+        STEP_TIMEOUT,
+        || {
+            said = orca.speech_so_far()?.split_off(before);
+            Ok(said.iter().any(|u| u.contains(spoken)))
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}; since the move Orca said {said:?}"));
+}
+
+/// Presses Tab in the window and waits until egui has moved its focus to `expected` (as pyatspi
+/// reads it) and Orca has spoken `spoken` after what it had said before the key.
+fn tab_and_hear(
+    session: &mut TestSession,
+    orca: &Orca,
+    window: &str,
+    step: &str,
+    expected: &str,
+    spoken: &str,
+) {
+    let before = orca.speech_so_far().expect("read Orca's speech").len();
+    xdotool(
+        session,
+        &format!("key-Tab-{expected}"),
+        &["key", "--window", window, "Tab"],
+    );
+    wait_for_tree(session, &format!("{step}: Tab to focus {expected}"), |d| {
+        focused(d).as_deref() == Some(expected)
+    });
+    let mut said = Vec::new();
+    wait_until(
+        &format!("{step}: Orca to speak {spoken:?}"),
+        STEP_TIMEOUT,
+        || {
+            said = orca.speech_so_far()?.split_off(before);
+            Ok(said.iter().any(|u| u.contains(spoken)))
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}; since the Tab Orca said {said:?}"));
+    orca.wait_idle(session).expect("Orca settles after a Tab");
+}
+
+#[test]
+fn without_a_bridge_the_app_serves_itself_and_moves_to_a_bridge_and_back_with_orca_following() {
+    if orca_tests_skipped() {
+        eprintln!("\n!!!!! NEWTON_E2E_SKIP_ORCA=1: SKIPPING ORCA TEST — the in-process fallback is NOT being verified with Orca !!!!!\n");
+        return;
+    }
+    let binary = eframe_binary();
+    let mut session =
+        TestSession::start(SessionOptions::default()).expect("start the test session");
+    let socket = session.dir().join("bridge.sock");
+    // No bridge: the application starts its own, in-process.
+    let mut app = session.command(binary);
+    app.env("NEWTON_ATSPI_SOCKET", &socket);
+    let pid = session
+        .spawn("live-eframe", app)
+        .expect("start newton-live-eframe");
+    session
+        .wait_for_app(APP, pid)
+        .expect("the eframe app appears on the desktop through its in-process bridge");
+    let window = find_window(&mut session, TITLE).expect("find the eframe window");
+    let orca = Orca::start(&mut session).expect("start Orca");
+    wait_until_served(&mut session, "no bridge: the app's tree, in-process", None);
+    xdotool(&mut session, "focus", &["windowfocus", "--sync", &window]);
+    wait_for_tree(&mut session, "the frame to be active", |d| {
+        find(d, "frame", "").is_some_and(|f| has_state(f, "active"))
+    });
+    orca.wait_idle(&mut session)
+        .expect("Orca settles after the window got focus");
+    // Orca 48.1 presents the first Tab out of a window silently (see the test above): the
+    // first Tab only leaves the window; the Tabs after each step must be heard.
+    xdotool(
+        &mut session,
+        "key-Tab",
+        &["key", "--window", &window, "Tab"],
+    );
+    wait_for_tree(&mut session, "no bridge: Tab to the text field", |d| {
+        focused(d).as_deref() == Some("entry Your name: ")
+    });
+    orca.wait_idle(&mut session).expect("Orca settles");
+    let button = OrcaVersion::current().expect("Orca version").push_button();
+
+    tab_and_hear(
+        &mut session,
+        &orca,
+        &window,
+        "no bridge",
+        "slider age",
+        "age slider",
+    );
+
+    // Each move re-presents the focused widget (Orca finds the application's new objects with
+    // the same focus: "frame", then the widget, under Orca 43.1 and 48.1 alike).
+    let said = |orca: &Orca| orca.speech_so_far().expect("read Orca's speech").len();
+    let before = said(&orca);
+    let first = start_bridge(&mut session, "bridge-1", &socket);
+    wait_until_served(
+        &mut session,
+        "a bridge started: the app moves to it",
+        Some(&socket),
+    );
+    hear_focus_kept(&orca, "a bridge started", before, "age slider");
+    tab_and_hear(
+        &mut session,
+        &orca,
+        &window,
+        "through the bridge",
+        "spin button age",
+        "spin button",
+    );
+
+    let before = said(&orca);
+    sigkill(first);
+    session.stop(first, Duration::from_secs(5));
+    wait_until_served(
+        &mut session,
+        "the bridge was killed: the app serves itself again",
+        None,
+    );
+    hear_focus_kept(&orca, "the bridge was killed", before, "spin button");
+    tab_and_hear(
+        &mut session,
+        &orca,
+        &window,
+        "bridge killed",
+        "push button Increment",
+        &format!("Increment {button}"),
+    );
+
+    let before = said(&orca);
+    let second = start_bridge(&mut session, "bridge-2", &socket);
+    wait_until_served(
+        &mut session,
+        "a bridge started again: the app moves to it",
+        Some(&socket),
+    );
+    hear_focus_kept(
+        &orca,
+        "a bridge started again",
+        before,
+        &format!("Increment {button}"),
+    );
+    tab_and_hear(
+        &mut session,
+        &orca,
+        &window,
+        "through the second bridge",
+        "check box Checkbox",
+        "Checkbox check box",
+    );
+
+    let speech = orca
+        .stop(&mut session)
+        .expect("stop Orca and read its speech");
+    eprintln!("Orca said: {:#?}", speech.utterances);
+    session.stop(pid, Duration::from_secs(10));
+    session.stop(second, Duration::from_secs(20));
     let report = session.shutdown();
     assert!(report.is_clean(), "processes survived teardown: {report:?}");
 }

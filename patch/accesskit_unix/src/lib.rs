@@ -20,6 +20,15 @@
 //! assistive technology listens, the UI thread never waits for the bridge,
 //! reconnection after the bridge restarts).
 //!
+//! **Never less accessible than accesskit_unix**: when no bridge answers on
+//! the session's socket, the application serves AT-SPI itself, as
+//! accesskit_unix would: the project's own daemon runs on a thread of the
+//! application for it alone (`newton_accesskit::serve_in_process_without_bridge`).
+//! When a bridge starts, the application moves to it (its in-process objects
+//! leave the accessibility bus before the bridge's arrive); when the bridge
+//! goes away, it comes back in-process. `NEWTON_ACCESSKIT_IN_PROCESS=0` turns
+//! that off (the application then waits for a bridge). See docs/adoption.md.
+//!
 //! What differs from accesskit_unix, and why it is invisible to the
 //! application: handlers are called from the adapter's threads (accesskit_unix
 //! calls them from its own thread too); the application's name on the desktop
@@ -47,6 +56,8 @@ impl Adapter {
         action_handler: impl 'static + ActionHandler + Send,
         deactivation_handler: impl 'static + DeactivationHandler + Send,
     ) -> Self {
+        // Before the first adapter starts the process's connection thread.
+        newton_accesskit::serve_in_process_without_bridge();
         Self {
             inner: newton_accesskit::Adapter::new(
                 activation_handler,
