@@ -51,12 +51,10 @@ impl InProcessBridge {
         let socket = dir.join("bridge.sock");
         let serve_args = ServeArgs {
             socket: Some(socket.clone()),
-            // Only this program may connect: the socket is in a private
-            // directory already; another program of the same user that found
-            // it must not put its trees in this process.
-            allow_exe: std::env::current_exe().into_iter().collect(),
             // This process's one connection, and the next while the last
-            // one closes.
+            // one closes. (The directory is private to the user; an
+            // executable allow-list would add little, and would refuse this
+            // very process once its executable was replaced by an upgrade.)
             max_senders: 2,
             max_senders_per_uid: 2,
             ..ServeArgs::default_limits()
@@ -131,7 +129,27 @@ fn private_dir() -> Result<PathBuf, String> {
             base.display()
         ));
     }
+    remove_stale_dirs(&base);
     Ok(base.join(std::process::id().to_string()))
+}
+
+/// Removes what in-process bridges of processes that no longer run left in
+/// `base` (a process that exits while serving in-process never stops its
+/// daemon, so its directory, socket and lock file stay). Best effort: a
+/// directory of a live process, or anything not named by a pid, is left.
+fn remove_stale_dirs(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Whether a bridge listens on the session's socket: its file exists and a
@@ -140,4 +158,54 @@ fn private_dir() -> Result<PathBuf, String> {
 /// forgets it.
 pub(crate) fn session_bridge_listens(path: &Path) -> bool {
     path.exists() && std::os::unix::net::UnixStream::connect(path).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixListener;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "newton-accesskit-test-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create a scratch directory");
+        dir
+    }
+
+    #[test]
+    fn stale_directories_of_dead_processes_go_and_the_others_stay() {
+        let base = scratch("stale");
+        // Above any pid_max Linux allows (2^22): no such process.
+        let dead = base.join("4194305");
+        let mine = base.join(std::process::id().to_string());
+        let other = base.join("not-a-pid");
+        for dir in [&dead, &mine, &other] {
+            std::fs::create_dir_all(dir).expect("create");
+            std::fs::write(dir.join("bridge.sock.lock"), b"").expect("write");
+        }
+        remove_stale_dirs(&base);
+        assert!(!dead.exists(), "a dead process's directory stays");
+        assert!(mine.exists(), "this process's directory went");
+        assert!(other.exists(), "a directory not named by a pid went");
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_session_bridge_listens_only_while_its_socket_accepts() {
+        let base = scratch("listens");
+        let path = base.join("bridge.sock");
+        assert!(!session_bridge_listens(&path), "no socket file");
+        let listener = UnixListener::bind(&path).expect("bind");
+        assert!(session_bridge_listens(&path), "a listening socket");
+        drop(listener);
+        assert!(path.exists(), "the socket file outlives its listener");
+        assert!(
+            !session_bridge_listens(&path),
+            "a socket file left by a killed bridge"
+        );
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }

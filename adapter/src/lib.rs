@@ -70,7 +70,11 @@
 //!   [`MAX_RECONNECT_DELAY`]) on the adapter's thread, nothing on the UI
 //!   thread; the adapter connects when a bridge appears, and reconnects if
 //!   the bridge goes away, creating its surfaces again (the bridge asks for
-//!   full trees).
+//!   full trees). With the feature `in-process-bridge` and
+//!   `serve_in_process_without_bridge()`, the application is not invisible
+//!   meanwhile: the daemon runs on a thread of the process for it alone, and
+//!   the connection moves to the session's bridge when one listens
+//!   (docs/adoption.md).
 //! * **Keys for Orca < 48.** [`Adapter::key_event`] forwards a key the window
 //!   received to the bridge, which offers it to the AT-SPI registry's key
 //!   listeners from the application's connection (as atk-bridge does), and
@@ -129,6 +133,13 @@ pub const KEY_WAIT: Duration = Duration::from_secs(1);
 #[cfg(feature = "in-process-bridge")]
 pub fn serve_in_process_without_bridge() {
     fallback::enable();
+}
+
+/// Every window's counters of this process, summed (what a wrapper whose API
+/// has no counters, such as the accesskit_unix shim, can still report).
+/// `max_queued` is the largest of the windows'.
+pub fn process_stats() -> AdapterStats {
+    Process::get().total_stats()
 }
 
 /// Counters of one window's adapter, for tests and diagnostics.

@@ -314,6 +314,20 @@ impl Process {
             .unwrap_or_default()
     }
 
+    pub(crate) fn total_stats(&self) -> AdapterStats {
+        self.lock()
+            .windows
+            .values()
+            .fold(AdapterStats::default(), |total, w| AdapterStats {
+                updates_built: total.updates_built + w.stats.updates_built,
+                updates_skipped: total.updates_skipped + w.stats.updates_skipped,
+                max_queued: total.max_queued.max(w.stats.max_queued),
+                collapses: total.collapses + w.stats.collapses,
+                updates_sent: total.updates_sent + w.stats.updates_sent,
+                initial_trees: total.initial_trees + w.stats.initial_trees,
+            })
+    }
+
     pub(crate) fn key_event(&self, event: KeyEvent) -> bool {
         let (answer, verdict) = mpsc::sync_channel(1);
         let serial = {
@@ -378,6 +392,8 @@ impl Process {
         let mut next_session_check = Instant::now();
         #[cfg(feature = "in-process-bridge")]
         let mut just_moved = false;
+        #[cfg(feature = "in-process-bridge")]
+        let mut start_failure_said = false;
         loop {
             let session_socket = default_socket_path().ok();
             if let Some(sender) = session_socket.as_deref().and_then(connect) {
@@ -405,10 +421,15 @@ impl Process {
                 if in_process.is_none() {
                     match crate::fallback::InProcessBridge::start() {
                         Ok(bridge) => in_process = Some(bridge),
-                        Err(error) => eprintln!(
-                            "newton-accesskit: {error}; this application reaches screen readers \
-                             only once a bridge runs"
-                        ),
+                        // Said once: it is tried again on every round of the backoff.
+                        Err(error) if !start_failure_said => {
+                            start_failure_said = true;
+                            eprintln!(
+                                "newton-accesskit: {error}; this application reaches screen \
+                                 readers only once a bridge runs"
+                            );
+                        }
+                        Err(_) => {}
                     }
                 }
                 let sender = in_process
@@ -465,7 +486,12 @@ impl Process {
         let mut left = false;
         let mut last_check = Instant::now();
         loop {
-            match self.next_work(&stop) {
+            // Idle waits end when the next check is due, so a check comes every interval.
+            let wait = match leave {
+                Some(_) => LEAVE_CHECK_INTERVAL.saturating_sub(last_check.elapsed()),
+                None => LEAVE_CHECK_INTERVAL,
+            };
+            match self.next_work(&stop, wait) {
                 Next::Ended => break,
                 Next::Idle => {}
                 Next::Work(work) => {
@@ -498,9 +524,8 @@ impl Process {
         left
     }
 
-    /// Waits (at most [`LEAVE_CHECK_INTERVAL`]) until there is something to
-    /// write.
-    fn next_work(&self, stop: &AtomicBool) -> Next {
+    /// Waits (at most `wait`) until there is something to write.
+    fn next_work(&self, stop: &AtomicBool, wait: Duration) -> Next {
         let mut shared = self.lock();
         if stop.load(Ordering::Relaxed) {
             return Next::Ended;
@@ -511,7 +536,7 @@ impl Process {
         }
         shared = self
             .wake
-            .wait_timeout(shared, LEAVE_CHECK_INTERVAL)
+            .wait_timeout(shared, wait)
             .map(|(guard, _)| guard)
             .unwrap_or_else(|poisoned| poisoned.into_inner().0);
         if stop.load(Ordering::Relaxed) {
