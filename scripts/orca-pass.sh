@@ -32,8 +32,8 @@ export NEWTON_BRIDGE_BIN="$PWD/target/release/newton-atspi-bridge"
 export NEWTON_SUMMARY_PASS="$name"
 status=0
 cargo test --locked -p newton-e2e --no-fail-fast \
-  --test orca_bridge --test bridge_orca --test live_app --test live_egui --test orca_listener \
-  --test reconnect --test orca_gtk --test c_producer || status=$?
+  --test orca_bridge --test bridge_orca --test live_app --test live_egui --test live_eframe \
+  --test orca_listener --test reconnect --test orca_gtk --test c_producer || status=$?
 # Structural navigation and speech parity (every fixture).
 cargo test --locked -p newton-e2e --no-fail-fast \
   --test orca_structural --test speech_parity || status=$?

@@ -133,6 +133,12 @@ step "cargo build --locked --workspace --all-targets"
 # Builds newton-atspi-bridge too: the e2e tests run target/<profile>/newton-atspi-bridge.
 cargo build --locked --workspace --all-targets
 
+step "cargo build --locked in live-eframe/ (an unmodified eframe app with the accesskit_unix patch)"
+# Its own workspace (its [patch.crates-io] line must not reach legacy/'s real accesskit_unix),
+# built into the shared target/ (live-eframe/.cargo/config.toml, read from that directory) where
+# tests/tests/live_eframe.rs finds target/debug/newton-live-eframe.
+(cd live-eframe && cargo build --locked)
+
 # The release-profile checks (scripts/release-checks.sh: fuzz-replay build, vendored offline
 # build, .deb and lintian, licence check) build in the background while the tests run: they need
 # no test session, and the tests mostly wait on Orca. Lowest CPU and I/O priority (nice 19, idle

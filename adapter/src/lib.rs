@@ -70,7 +70,11 @@
 //!   [`MAX_RECONNECT_DELAY`]) on the adapter's thread, nothing on the UI
 //!   thread; the adapter connects when a bridge appears, and reconnects if
 //!   the bridge goes away, creating its surfaces again (the bridge asks for
-//!   full trees).
+//!   full trees). With the feature `in-process-bridge` and
+//!   `serve_in_process_without_bridge()`, the application is not invisible
+//!   meanwhile: the daemon runs on a thread of the process for it alone, and
+//!   the connection moves to the session's bridge when one listens
+//!   (docs/adoption.md).
 //! * **Keys for Orca < 48.** [`Adapter::key_event`] forwards a key the window
 //!   received to the bridge, which offers it to the AT-SPI registry's key
 //!   listeners from the application's connection (as atk-bridge does), and
@@ -89,8 +93,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "in-process-bridge")]
+mod fallback;
 mod identity;
 mod process;
+
+#[cfg(feature = "in-process-bridge")]
+pub use fallback::IN_PROCESS_ENV;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,6 +123,24 @@ pub const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(2);
 /// Longest [`Adapter::key_event`] waits for the screen reader's verdict (as
 /// atk-bridge's synchronous key forwarding waited up to a second).
 pub const KEY_WAIT: Duration = Duration::from_secs(1);
+
+/// Serve AT-SPI in this process whenever no bridge answers: the project's
+/// daemon runs on a thread of the application for it alone, as
+/// accesskit_unix would serve it, and the application moves to the
+/// session's bridge when one starts (and back when it stops). Call it before
+/// the first [`Adapter::new`]; `NEWTON_ACCESSKIT_IN_PROCESS=0` in the
+/// environment turns it off again. See docs/adoption.md.
+#[cfg(feature = "in-process-bridge")]
+pub fn serve_in_process_without_bridge() {
+    fallback::enable();
+}
+
+/// Every window's counters of this process, summed (what a wrapper whose API
+/// has no counters, such as the accesskit_unix shim, can still report).
+/// `max_queued` is the largest of the windows'.
+pub fn process_stats() -> AdapterStats {
+    Process::get().total_stats()
+}
 
 /// Counters of one window's adapter, for tests and diagnostics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use accesskit::{ActionHandler, ActionRequest, ActivationHandler, DeactivationHandler, TreeUpdate};
 use newton_producer::{Backoff, RecvError, SendError, Sender};
@@ -25,6 +25,15 @@ use crate::{AdapterStats, KEY_WAIT, MAX_QUEUED_UPDATES, MAX_RECONNECT_DELAY};
 const MIN_RECONNECT_DELAY: Duration = Duration::from_millis(100);
 /// Keys waiting to be written; beyond it a key is not forwarded.
 const MAX_QUEUED_KEYS: usize = 64;
+/// How often a connection to the in-process bridge checks whether the
+/// session's bridge listens (and the longest the writer waits idle): half of
+/// it is the average delay before an application moves to a bridge that
+/// started.
+const LEAVE_CHECK_INTERVAL: Duration = Duration::from_millis(500);
+/// Longest wait between two checks of a session bridge that listens but did
+/// not take this application.
+#[cfg(feature = "in-process-bridge")]
+const MAX_LEAVE_CHECK_DELAY: Duration = Duration::from_secs(30);
 
 /// A window's three handlers, each behind its own lock.
 pub(crate) struct Handlers {
@@ -305,6 +314,20 @@ impl Process {
             .unwrap_or_default()
     }
 
+    pub(crate) fn total_stats(&self) -> AdapterStats {
+        self.lock()
+            .windows
+            .values()
+            .fold(AdapterStats::default(), |total, w| AdapterStats {
+                updates_built: total.updates_built + w.stats.updates_built,
+                updates_skipped: total.updates_skipped + w.stats.updates_skipped,
+                max_queued: total.max_queued.max(w.stats.max_queued),
+                collapses: total.collapses + w.stats.collapses,
+                updates_sent: total.updates_sent + w.stats.updates_sent,
+                initial_trees: total.initial_trees + w.stats.initial_trees,
+            })
+    }
+
     pub(crate) fn key_event(&self, event: KeyEvent) -> bool {
         let (answer, verdict) = mpsc::sync_channel(1);
         let serial = {
@@ -348,20 +371,98 @@ impl Process {
     /// (`updatesWanted`), as accesskit_unix asks it when an AT appears. A
     /// second copy of every tree in the application would cost memory and
     /// a merge per update for nothing.
+    ///
+    /// With the in-process bridge on (`fallback`), a failed connect starts
+    /// the daemon in this process and serves it instead, until the session's
+    /// bridge listens on its socket: then the connection to the in-process
+    /// daemon ends, the daemon is stopped (which takes the application off
+    /// the accessibility bus) and only then does the adapter connect to the
+    /// session's bridge, so the application is never on the bus twice.
     fn run(self: Arc<Self>) {
         let mut backoff = Backoff::new(MIN_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
+        #[cfg(feature = "in-process-bridge")]
+        let mut in_process: Option<crate::fallback::InProcessBridge> = None;
+        // A session bridge that listens but does not take this application
+        // (its admission refuses it, it fails the hello) must not pull it off
+        // the in-process bridge every check: after each such miss, the next
+        // check waits longer.
+        #[cfg(feature = "in-process-bridge")]
+        let mut session_backoff = Backoff::new(LEAVE_CHECK_INTERVAL, MAX_LEAVE_CHECK_DELAY);
+        #[cfg(feature = "in-process-bridge")]
+        let mut next_session_check = Instant::now();
+        #[cfg(feature = "in-process-bridge")]
+        let mut just_moved = false;
+        #[cfg(feature = "in-process-bridge")]
+        let mut start_failure_said = false;
         loop {
-            match connect() {
-                Some(sender) => {
-                    backoff.reset();
-                    self.serve(Arc::new(sender));
+            let session_socket = default_socket_path().ok();
+            if let Some(sender) = session_socket.as_deref().and_then(connect) {
+                #[cfg(feature = "in-process-bridge")]
+                {
+                    stop_in_process(&mut in_process);
+                    session_backoff.reset();
+                    just_moved = false;
                 }
-                None => std::thread::sleep(backoff.next_delay()),
+                backoff.reset();
+                self.serve(Arc::new(sender), None);
+                continue;
             }
+            #[cfg(feature = "in-process-bridge")]
+            if crate::fallback::enabled() {
+                if std::mem::take(&mut just_moved) {
+                    next_session_check = Instant::now() + session_backoff.next_delay();
+                }
+                if in_process
+                    .as_ref()
+                    .is_some_and(|bridge| !bridge.is_running())
+                {
+                    stop_in_process(&mut in_process);
+                }
+                if in_process.is_none() {
+                    match crate::fallback::InProcessBridge::start() {
+                        Ok(bridge) => in_process = Some(bridge),
+                        // Said once: it is tried again on every round of the backoff.
+                        Err(error) if !start_failure_said => {
+                            start_failure_said = true;
+                            eprintln!(
+                                "newton-accesskit: {error}; this application reaches screen \
+                                 readers only once a bridge runs"
+                            );
+                        }
+                        Err(_) => {}
+                    }
+                }
+                let sender = in_process
+                    .as_ref()
+                    .and_then(|bridge| connect(bridge.socket()));
+                if let Some(sender) = sender {
+                    backoff.reset();
+                    let not_before = next_session_check;
+                    let leave = session_socket.as_deref().map(|path| {
+                        move || {
+                            Instant::now() >= not_before
+                                && crate::fallback::session_bridge_listens(path)
+                        }
+                    });
+                    let moved = self.serve(
+                        Arc::new(sender),
+                        leave.as_ref().map(|f| f as &dyn Fn() -> bool),
+                    );
+                    if moved {
+                        stop_in_process(&mut in_process);
+                        just_moved = true;
+                    }
+                    continue;
+                }
+            }
+            std::thread::sleep(backoff.next_delay());
         }
     }
 
-    fn serve(self: &Arc<Self>, sender: Arc<Sender>) {
+    /// Serves one connection until it ends, or until `leave` (asked every
+    /// [`LEAVE_CHECK_INTERVAL`]) says there is a better bridge to go to;
+    /// returns true in that case.
+    fn serve(self: &Arc<Self>, sender: Arc<Sender>, leave: Option<&dyn Fn() -> bool>) -> bool {
         let stop = Arc::new(AtomicBool::new(false));
         {
             let mut shared = self.lock();
@@ -382,38 +483,70 @@ impl Process {
                 .name("newton-accesskit-reader".into())
                 .spawn(move || process.read(&sender, &stop))
         };
-        while let Some(work) = self.next_work(&stop) {
-            if let Err(error) = self.perform(&sender, work) {
-                if matches!(error, SendError::Io { .. }) {
-                    break;
+        let mut left = false;
+        let mut last_check = Instant::now();
+        loop {
+            // Idle waits end when the next check is due, so a check comes every interval.
+            let wait = match leave {
+                Some(_) => LEAVE_CHECK_INTERVAL.saturating_sub(last_check.elapsed()),
+                None => LEAVE_CHECK_INTERVAL,
+            };
+            match self.next_work(&stop, wait) {
+                Next::Ended => break,
+                Next::Idle => {}
+                Next::Work(work) => {
+                    if let Err(error) = self.perform(&sender, work) {
+                        if matches!(error, SendError::Io { .. }) {
+                            break;
+                        }
+                        eprintln!("newton-accesskit: {error}");
+                    }
                 }
-                eprintln!("newton-accesskit: {error}");
+            }
+            if let Some(leave) = &leave {
+                if last_check.elapsed() >= LEAVE_CHECK_INTERVAL {
+                    last_check = Instant::now();
+                    if leave() {
+                        left = true;
+                        break;
+                    }
+                }
             }
         }
         stop.store(true, Ordering::Relaxed);
         if let Ok(reader) = reader {
             let _ = reader.join();
         }
+        // Closed before the windows are deactivated: the bridge that served
+        // them takes the application off the bus as soon as it reads the end.
+        drop(sender);
         self.disconnected();
+        left
     }
 
-    /// Waits until there is something to write; `None` when the connection
-    /// ended.
-    fn next_work(&self, stop: &AtomicBool) -> Option<Vec<Work>> {
+    /// Waits (at most `wait`) until there is something to write.
+    fn next_work(&self, stop: &AtomicBool, wait: Duration) -> Next {
         let mut shared = self.lock();
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            let work = take_work(&mut shared);
-            if !work.is_empty() {
-                return Some(work);
-            }
-            shared = self
-                .wake
-                .wait_timeout(shared, Duration::from_millis(500))
-                .map(|(guard, _)| guard)
-                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        if stop.load(Ordering::Relaxed) {
+            return Next::Ended;
+        }
+        let work = take_work(&mut shared);
+        if !work.is_empty() {
+            return Next::Work(work);
+        }
+        shared = self
+            .wake
+            .wait_timeout(shared, wait)
+            .map(|(guard, _)| guard)
+            .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        if stop.load(Ordering::Relaxed) {
+            return Next::Ended;
+        }
+        let work = take_work(&mut shared);
+        if work.is_empty() {
+            Next::Idle
+        } else {
+            Next::Work(work)
         }
     }
 
@@ -651,8 +784,27 @@ fn take_work(shared: &mut Shared) -> Vec<Work> {
     work
 }
 
-fn connect() -> Option<Sender> {
-    let path = default_socket_path().ok()?;
+/// What the writer thread does after waiting.
+enum Next {
+    Work(Vec<Work>),
+    /// Nothing to write yet.
+    Idle,
+    /// The connection ended.
+    Ended,
+}
+
+/// Stops the in-process bridge, if one runs: the application leaves the
+/// accessibility bus before it is put there by another bridge.
+#[cfg(feature = "in-process-bridge")]
+fn stop_in_process(in_process: &mut Option<crate::fallback::InProcessBridge>) {
+    if let Some(bridge) = in_process.take() {
+        if let Err(error) = bridge.stop() {
+            eprintln!("newton-accesskit: the in-process bridge ended badly: {error}");
+        }
+    }
+}
+
+fn connect(path: &std::path::Path) -> Option<Sender> {
     let hello = Hello {
         protocol: PROTOCOL_VERSION,
         encoding: Encoding::Postcard,

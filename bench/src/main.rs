@@ -9,6 +9,7 @@
 
 mod costly;
 mod dbus;
+mod eframe_cost;
 mod fairness;
 mod fixtures;
 mod idle;
@@ -141,6 +142,13 @@ struct Args {
     update_cost_app: Option<(usize, usize)>,
     /// `--adapter-app ITEMS`: the restart benchmark's live-adapter application (internal).
     adapter_app: Option<usize>,
+    /// `--adapter-app-in-process ITEMS`: the same with its in-process bridge on (internal).
+    adapter_in_process: bool,
+    /// `--eframe-cost`: only an eframe application's per-frame update cost, the accesskit_unix
+    /// shim vs accesskit_unix.
+    eframe_cost: bool,
+    /// `--eframe-cost-app FRAMES`: the measuring child of `--eframe-cost` (internal).
+    eframe_cost_app: Option<usize>,
     /// `--memory-check [ROUNDS APPS NODES]`: the bounded memory-return check CI runs.
     memory_check: Option<(usize, usize, usize)>,
     /// `--costly-calls [NODES]`: six looping clients against another application (`Some(None)`:
@@ -219,6 +227,9 @@ fn parse_args() -> Result<Option<Args>> {
         key_latency: false,
         update_cost_app: None,
         adapter_app: None,
+        adapter_in_process: false,
+        eframe_cost: false,
+        eframe_cost_app: None,
         memory_check: None,
         costly_calls: None,
         attacks: None,
@@ -233,14 +244,23 @@ fn parse_args() -> Result<Option<Args>> {
             "--orca-only" => args.orca_only = true,
             "--fairness-only" => args.fairness_only = true,
             "--update-cost" => args.update_cost = true,
+            "--eframe-cost" => args.eframe_cost = true,
+            "--eframe-cost-app" => {
+                let frames = it
+                    .next()
+                    .and_then(|text| text.parse().ok())
+                    .ok_or_else(|| fail("--eframe-cost-app needs FRAMES"))?;
+                args.eframe_cost_app = Some(frames);
+            }
             "--key-latency" => args.key_latency = true,
             "--say-all" => args.say_all = true,
-            "--adapter-app" => {
+            "--adapter-app" | "--adapter-app-in-process" => {
                 let items = it
                     .next()
                     .and_then(|text| text.parse().ok())
-                    .ok_or_else(|| fail("--adapter-app needs ITEMS"))?;
+                    .ok_or_else(|| fail(format!("{arg} needs ITEMS")))?;
                 args.adapter_app = Some(items);
+                args.adapter_in_process = arg == "--adapter-app-in-process";
             }
             "--update-cost-app" => {
                 let mut number = || {
@@ -304,6 +324,8 @@ fn parse_args() -> Result<Option<Args>> {
                      --fairness-only  only a quiet application's query latency beside one flooding the bridge with commits (ratios)\n\
                      --update-cost  only the app-side cost of update_if_active for a one-node change,\n\
                      \x20        newton_accesskit against accesskit_unix in one process (prints its table)\n\
+                     --eframe-cost  only an eframe app's update_if_active per frame (egui headless, one\n\
+                     \x20        character typed per frame), the accesskit_unix shim against accesskit_unix\n\
                      --key-latency  only key press → the registry's keystroke listener, newton-live-app\n\
                      \x20        through the bridge against a GTK 3 app through atk-bridge (needs Xvfb, xdotool)\n\
                      --costly-calls [NODES]  only: six clients looping a costly call on a NODES-node application\n\
@@ -350,9 +372,15 @@ fn main() -> ExitCode {
         }) => update_cost::run_app(items, calls),
         Some(Args {
             adapter_app: Some(items),
+            adapter_in_process,
             ..
-        }) => update_cost::run_adapter_app(items),
+        }) => update_cost::run_adapter_app(items, adapter_in_process),
+        Some(Args {
+            eframe_cost_app: Some(frames),
+            ..
+        }) => eframe_cost::run_app(frames),
         Some(args) if args.update_cost => run_update_cost(&args),
+        Some(args) if args.eframe_cost => run_eframe_cost(&args),
         Some(args) if args.key_latency => run_key_latency(&args),
         Some(args) if args.say_all => run_say_all(&args),
         Some(args) if args.costly_calls.is_some() => run_costly_calls(&args),
@@ -496,6 +524,22 @@ fn run_update_cost(args: &Args) -> Result<()> {
     std::fs::write(&path, json)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     println!("{}", update_cost::markdown(&cost));
+    println!("results: {}", path.display());
+    Ok(())
+}
+
+/// `--eframe-cost`: an eframe application's per-frame update cost alone, its table on stdout and
+/// `eframe-cost.json` in the output directory.
+fn run_eframe_cost(args: &Args) -> Result<()> {
+    let frames = if args.smoke { 100 } else { 1_000 };
+    let files = args.fixtures_dir()?;
+    let cost = eframe_cost::measure(files, frames)?;
+    let json = serde_json::to_string_pretty(&cost)
+        .map_err(|e| fail(format!("cannot encode the results: {e}")))?;
+    let path = args.out.join("eframe-cost.json");
+    std::fs::write(&path, json)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    println!("{}", eframe_cost::markdown(&cost));
     println!("results: {}", path.display());
     Ok(())
 }

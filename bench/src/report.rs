@@ -448,6 +448,18 @@ fn restart_table(r: &Results, s: &mut String) {
         );
     }
     s.push('\n');
+    for row in &r.restart {
+        if let Some(again) = &row.in_process_again {
+            let _ = writeln!(
+                s,
+                "{}: bridge stopped (SIGTERM) → back on the desktop through its in-process bridge: \
+                 median {}, p99 {}.\n",
+                row.setup,
+                ms(again.median_us),
+                ms(again.p99_us)
+            );
+        }
+    }
 }
 
 fn ms(micros: f64) -> String {

@@ -13,6 +13,13 @@
 //!   its own backoff, the bridge marks its window wanted again and the adapter's activation
 //!   handler gives the full tree, as in a real toolkit.
 //!
+//! * **adapter, in-process**: the live adapter application with its in-process bridge on
+//!   (`newton_accesskit::serve_in_process_without_bridge`, what the `accesskit_unix` shim turns
+//!   on; `newton-bench --adapter-app-in-process`), started with no bridge: it is on the desktop
+//!   through the daemon in its own process. Each round starts a bridge and times until the
+//!   application is on the desktop through it (a new bus name) with its whole list, then stops
+//!   the bridge and times until it is back in-process (docs/adoption.md).
+//!
 //! Each round is timed from the new bridge's spawn to the application's root on the desktop
 //! with its whole list (the window's child count as pushed), and to the bridge's socket accepting
 //! (bound) or its first welcome (held) for the bridge's own start-up share.
@@ -45,6 +52,9 @@ pub struct RestartRow {
     /// New bridge spawned → its socket accepts (bound) or the sender reconnected (held); not
     /// observable from outside the adapter's process (adapter).
     pub bridge_up: Option<Summary>,
+    /// Bridge stopped → the application back on the desktop through its in-process bridge, with
+    /// its whole list (adapter, in-process).
+    pub in_process_again: Option<Summary>,
 }
 
 /// Both setups, `rounds` restarts each, with a list of `items` items.
@@ -54,7 +64,39 @@ pub fn measure(items: usize, rounds: usize) -> Result<Vec<RestartRow>> {
         run(&stream, rounds, Setup::Bound)?,
         run(&stream, rounds, Setup::Held)?,
         run(&stream, rounds, Setup::AdapterHeld)?,
+        run_in_process(&stream, rounds)?,
     ])
+}
+
+/// The adapter application with its in-process bridge: a bridge started and stopped `rounds`
+/// times.
+fn run_in_process(stream: &Stream, rounds: usize) -> Result<RestartRow> {
+    let mut rig = Rig::new(false)?;
+    let pid = rig.spawn_adapter_app(stream, true)?;
+    let name = ADAPTER_APP_NAME;
+    let children = (stream.nodes - 2) as i32;
+    let mut served_by = rig.wait_served(name, children, None)?;
+    let (mut moved, mut returned) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let spawned = Instant::now();
+        let bridge = rig.start_bridge()?;
+        served_by = rig.wait_served(name, children, Some(&served_by))?;
+        moved.push(spawned.elapsed());
+        let stopped = Instant::now();
+        rig.session.stop(bridge, Duration::from_secs(20));
+        served_by = rig.wait_served(name, children, Some(&served_by))?;
+        returned.push(stopped.elapsed());
+    }
+    rig.session.stop(pid, Duration::from_secs(5));
+    let _ = rig.session.shutdown();
+    Ok(RestartRow {
+        setup: "live adapter with its in-process bridge: bridge started → heard through it",
+        rounds,
+        nodes: stream.nodes,
+        back: Summary::of(&moved),
+        bridge_up: None,
+        in_process_again: Some(Summary::of(&returned)),
+    })
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -80,35 +122,11 @@ struct Rig {
 }
 
 fn run(stream: &Stream, rounds: usize, setup: Setup) -> Result<RestartRow> {
-    let session = TestSession::start(SessionOptions {
-        xvfb: false,
-        atspi: true,
-        ready_timeout: Duration::from_secs(60),
-    })
-    .map_err(|e| fail(format!("cannot bring up the restart session: {e}")))?;
-    let address = session
-        .a11y_bus_address()
-        .ok_or_else(|| fail("the session has no accessibility bus"))?
-        .to_owned();
-    let socket = session.dir().join("bridge.sock");
-    let held = match setup {
-        Setup::Bound => None,
-        Setup::Held | Setup::AdapterHeld => Some(
-            UnixListener::bind(&socket)
-                .map_err(|e| fail(format!("cannot bind {}: {e}", socket.display())))?,
-        ),
-    };
-    let mut rig = Rig {
-        session,
-        socket,
-        held,
-        client: Client::connect(&address)?,
-        generation: 0,
-    };
+    let mut rig = Rig::new(setup != Setup::Bound)?;
     let mut bridge = rig.start_bridge()?;
     rig.wait_bridge_up(bridge)?;
     let app = match setup {
-        Setup::AdapterHeld => App::Adapter(rig.spawn_adapter_app(stream)?),
+        Setup::AdapterHeld => App::Adapter(rig.spawn_adapter_app(stream, false)?),
         Setup::Bound | Setup::Held => App::Sender(attach(&rig.socket, stream)?),
     };
     let name = match &app {
@@ -160,6 +178,7 @@ fn run(stream: &Stream, rounds: usize, setup: Setup) -> Result<RestartRow> {
         nodes: stream.nodes,
         back: Summary::of(&back),
         bridge_up: (!up.is_empty()).then(|| Summary::of(&up)),
+        in_process_again: None,
     })
 }
 
@@ -190,13 +209,49 @@ fn attach(socket: &Path, stream: &Stream) -> Result<ReconnectingSender> {
 pub const ADAPTER_APP_NAME: &str = "bench adapter app";
 
 impl Rig {
-    /// `newton-bench --adapter-app ITEMS`: one window of the live adapter over the list.
-    fn spawn_adapter_app(&mut self, stream: &Stream) -> Result<u32> {
+    /// A private session (no bridge yet), its socket path held when `held`.
+    fn new(held: bool) -> Result<Rig> {
+        let session = TestSession::start(SessionOptions {
+            xvfb: false,
+            atspi: true,
+            ready_timeout: Duration::from_secs(60),
+        })
+        .map_err(|e| fail(format!("cannot bring up the restart session: {e}")))?;
+        let address = session
+            .a11y_bus_address()
+            .ok_or_else(|| fail("the session has no accessibility bus"))?
+            .to_owned();
+        let socket = session.dir().join("bridge.sock");
+        let held = if held {
+            Some(
+                UnixListener::bind(&socket)
+                    .map_err(|e| fail(format!("cannot bind {}: {e}", socket.display())))?,
+            )
+        } else {
+            None
+        };
+        Ok(Rig {
+            session,
+            socket,
+            held,
+            client: Client::connect(&address)?,
+            generation: 0,
+        })
+    }
+
+    /// `newton-bench --adapter-app ITEMS` (`--adapter-app-in-process` with `in_process`): one
+    /// window of the live adapter over the list.
+    fn spawn_adapter_app(&mut self, stream: &Stream, in_process: bool) -> Result<u32> {
         let exe = std::env::current_exe()
             .map_err(|e| fail(format!("cannot find this executable: {e}")))?;
         let mut cmd = self.session.command(exe);
+        let flag = if in_process {
+            "--adapter-app-in-process"
+        } else {
+            "--adapter-app"
+        };
         cmd.env(newton_push_protocol::SOCKET_ENV_VAR, &self.socket)
-            .arg("--adapter-app")
+            .arg(flag)
             .arg((stream.nodes - 2).to_string());
         self.session
             .spawn("adapter-app", cmd)
@@ -265,6 +320,38 @@ impl Rig {
         let window = self.client.children(&root).ok()?.into_iter().next()?;
         let list = self.client.children(&window).ok()?.into_iter().next()?;
         self.client.child_count(&list).ok()
+    }
+
+    /// Until the application is on the desktop once, under a bus name other than `previous`,
+    /// with `children` items in its list; returns that bus name. Two at once is an error.
+    fn wait_served(&self, name: &str, children: i32, previous: Option<&str>) -> Result<String> {
+        let mut served_by = String::new();
+        poll(
+            &format!("{name:?} on the desktop through a new bus name"),
+            || {
+                let apps: Vec<Obj> = self
+                    .client
+                    .desktop_apps()?
+                    .into_iter()
+                    .filter(|app| self.client.name(app).ok().as_deref() == Some(name))
+                    .collect();
+                if apps.len() > 1 {
+                    return Err(fail(format!(
+                        "{name:?} is on the desktop {} times",
+                        apps.len()
+                    )));
+                }
+                let Some(app) = apps.into_iter().next() else {
+                    return Ok(false);
+                };
+                if previous == Some(app.dest.as_str()) {
+                    return Ok(false);
+                }
+                served_by = app.dest.clone();
+                Ok(self.list_size(name) == Some(children))
+            },
+        )?;
+        Ok(served_by)
     }
 
     fn wait_gone(&self, name: &str) -> Result<()> {

@@ -266,7 +266,10 @@ pub fn run_app(items: usize, calls: usize) -> Result<()> {
 /// Child (`--adapter-app ITEMS`): one window of the live adapter over a list of `items`, named
 /// [`crate::restart::ADAPTER_APP_NAME`], until it is stopped (the restart benchmark's
 /// application).
-pub fn run_adapter_app(items: usize) -> Result<()> {
+pub fn run_adapter_app(items: usize, in_process: bool) -> Result<()> {
+    if in_process {
+        newton_accesskit::serve_in_process_without_bridge();
+    }
     newton_accesskit::set_app_identity(newton_accesskit::AppIdentity {
         app_id: Some("org.newton.bench.adapter".into()),
         name: Some(crate::restart::ADAPTER_APP_NAME.into()),

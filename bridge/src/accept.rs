@@ -38,6 +38,14 @@ pub const FDS_PER_SENDER: u64 = 4;
 const MIN_SENDERS: u64 = 8;
 const MAX_DEFAULT_SENDERS: u64 = 4096;
 
+/// The soft file-descriptor limit as it is (an embedded daemon leaves the
+/// application's limit alone).
+pub fn fd_limit() -> u64 {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX)
+}
+
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit; returns the soft
 /// limit in force afterwards (unchanged when it cannot be read or raised).
 pub fn raise_fd_limit() -> u64 {

@@ -201,6 +201,41 @@ pub fn run_until(
     stop: Option<async_channel::Receiver<()>>,
 ) -> Result<(), Box<dyn Error>> {
     crate::memory::limit_arenas();
+    run_mode(args, stop, Mode::Session)
+}
+
+/// Runs the daemon inside an application, for that application alone, until
+/// `stop` receives (or closes): what `newton-accesskit` runs when no bridge
+/// answers (docs/adoption.md). It serves `args.socket` (required) like
+/// `serve`, but leaves the process as it found it: no signal handlers
+/// (SIGTERM and SIGINT stay the application's), no file-descriptor limit
+/// raised, no glibc arena limit, no socket passed by a service manager taken
+/// (`LISTEN_FDS` belongs to the application), no status socket and no bus
+/// name (those are the session bridge's; `status` never sees an in-process
+/// bridge). Returns once every application it served has left the
+/// accessibility bus.
+pub fn run_embedded(
+    args: ServeArgs,
+    stop: async_channel::Receiver<()>,
+) -> Result<(), Box<dyn Error>> {
+    if args.socket.is_none() {
+        return Err("an in-process bridge needs its own socket path (ServeArgs::socket)".into());
+    }
+    run_mode(args, Some(stop), Mode::Embedded)
+}
+
+/// Whether the daemon is the session's bridge or runs inside one application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Session,
+    Embedded,
+}
+
+fn run_mode(
+    args: ServeArgs,
+    stop: Option<async_channel::Receiver<()>>,
+    mode: Mode,
+) -> Result<(), Box<dyn Error>> {
     let executor = Arc::new(Executor::new());
     // The main thread is the executor's only thread and drives async-io's
     // reactor while idle: the thread whose `epoll_wait` sees a call is the one
@@ -213,7 +248,7 @@ pub fn run_until(
     // main thread it would be polled, with a syscall per listener, every time
     // the executor woke the main thread to answer a call.
     let main_tasks = async_executor::LocalExecutor::new();
-    let serving = main_tasks.spawn(serve(args, executor.clone(), stop));
+    let serving = main_tasks.spawn(serve(args, executor.clone(), stop, mode));
     async_io::block_on(crate::driven::run(&executor, main_tasks.run(serving)))
 }
 
@@ -221,9 +256,18 @@ async fn serve(
     args: ServeArgs,
     executor: Arc<Executor<'static>>,
     stop: Option<async_channel::Receiver<()>>,
+    mode: Mode,
 ) -> Result<(), Box<dyn Error>> {
-    let mut signals = Signals::new([Signal::Term, Signal::Int])?;
-    let fd_limit = accept::raise_fd_limit();
+    // Signals and the descriptor limit are the process's: an embedded daemon
+    // touches neither (the application's own Ctrl+C must still end it).
+    let mut signals = match mode {
+        Mode::Session => Some(Signals::new([Signal::Term, Signal::Int])?),
+        Mode::Embedded => None,
+    };
+    let fd_limit = match mode {
+        Mode::Session => accept::raise_fd_limit(),
+        Mode::Embedded => accept::fd_limit(),
+    };
     let max_senders = match args.max_senders {
         0 => accept::default_max_senders(fd_limit),
         n => n,
@@ -241,7 +285,10 @@ async fn serve(
     // The socket (and its instance lock) first: a second bridge must say so
     // at once, even while the accessibility bus is not up yet.
     let path = socket_path(args.socket.clone())?;
-    let bound = socket::listen(&path)?;
+    let bound = match mode {
+        Mode::Session => socket::listen(&path)?,
+        Mode::Embedded => socket::bind(&path)?,
+    };
     let a11y_address = match args.a11y_bus.clone().filter(|a| !a.is_empty()) {
         Some(address) => address,
         None => a11y_bus::wait_for_address(None, &executor).await?,
@@ -301,7 +348,10 @@ async fn serve(
         .spawn(listeners::watch_enabled(daemon.clone()))
         .detach();
     let listener = Async::new(bound.listener.try_clone()?)?;
-    let status = crate::control::start(&daemon, &path);
+    let status = match mode {
+        Mode::Session => crate::control::start(&daemon, &path),
+        Mode::Embedded => None,
+    };
     info!(
         max_fps = daemon.max_fps,
         fps_burst = daemon.fps_burst,
@@ -348,7 +398,7 @@ async fn serve(
         );
         futures::select! {
             stream = next.fuse() => accept(&daemon, stream),
-            signal = signals.next().fuse() => {
+            signal = next_signal(&mut signals).fuse() => {
                 info!("received {:?}; shutting down", signal);
                 break;
             }
@@ -506,6 +556,14 @@ fn socket_path(explicit: Option<PathBuf>) -> Result<PathBuf, Box<dyn Error>> {
     match explicit {
         Some(path) => Ok(path),
         None => Ok(newton_push_protocol::default_socket_path()?),
+    }
+}
+
+/// The next stop signal; never, without signal handlers (embedded).
+async fn next_signal(signals: &mut Option<Signals>) -> Option<std::io::Result<Signal>> {
+    match signals {
+        Some(signals) => signals.next().await,
+        None => futures::future::pending().await,
     }
 }
 

@@ -36,5 +36,5 @@ mod shutdown;
 pub mod socket;
 mod unsafe_os;
 
-pub use daemon::{run, run_until};
+pub use daemon::{run, run_embedded, run_until};
 pub use serve_args::ServeArgs;

@@ -42,7 +42,9 @@ pub use orca::{
     atspi_release, atspi_root, extract_speech, orca_command, orca_root, registry_release, Orca,
     OrcaSpeech, OrcaVersion,
 };
-pub use paths::{bridge_binary, py_script, python, workspace_binary_or_panic, workspace_root};
+pub use paths::{
+    bridge_binary, py_script, python, workspace_binary, workspace_binary_or_panic, workspace_root,
+};
 pub use process::TrackedChild;
 pub use session::{SessionOptions, ShutdownReport, TestSession};
 pub use stepped::SteppedReplay;

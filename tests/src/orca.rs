@@ -288,6 +288,17 @@ impl Orca {
         })
     }
 
+    /// Everything Orca has spoken so far (its `SPEECH OUTPUT` lines, as [`OrcaSpeech`] holds
+    /// them after [`Orca::stop`]): the debug file is line-buffered (see
+    /// [`LINE_BUFFERING_HOOK`]), so it can be read while Orca runs.
+    pub fn speech_so_far(&self) -> Result<Vec<String>> {
+        let bytes = std::fs::read(&self.debug_file).map_err(HarnessError::io(format!(
+            "read Orca debug file {}",
+            self.debug_file.display()
+        )))?;
+        Ok(extract_speech(&String::from_utf8_lossy(&bytes)))
+    }
+
     /// What the web script's Say All has read so far (its `WEB SAY ALL CONTENT` lines): the
     /// debug file is line-buffered (see [`LINE_BUFFERING_HOOK`]), so it can be read while Orca
     /// runs.
