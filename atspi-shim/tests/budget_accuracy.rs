@@ -123,6 +123,8 @@ fn assert_within(what: &str, (counted, measured): (usize, usize)) {
 
 #[test]
 fn a_text_model_is_counted_as_the_allocator_sees_it() {
-    assert_within("one 4 MiB run", measure(4 << 20, 1));
-    assert_within("4 MiB in 1,000 runs", measure(4 << 20, 1000));
+    // 1 MiB keeps the debug build quick; the figures are linear in the
+    // text (4 MiB in release: 0.866 and 1.137, as here).
+    assert_within("one 1 MiB run", measure(1 << 20, 1));
+    assert_within("1 MiB in 1,000 runs", measure(1 << 20, 1000));
 }
