@@ -99,7 +99,7 @@ fn replica_share(app: &AppReplica) -> usize {
             sum
         })
         .sum();
-    app.bytes() - text
+    app.bytes().saturating_sub(text)
 }
 
 fn assert_within(what: &str, (counted, measured): (usize, usize)) {
