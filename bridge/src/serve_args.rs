@@ -66,17 +66,20 @@ pub struct ServeArgs {
         default_value_t = newton_push_protocol::DEFAULT_MAX_QUEUED_BYTES
     )]
     pub max_queued_bytes: usize,
-    /// Estimated bytes one application's replica may take (its nodes, labels
-    /// and text; docs/robustness.md, "Memory budgets"). A commit that would
-    /// pass it is rejected before it is applied (rule app-bytes).
+    /// Bytes one application's replica may take, as the allocator sees them
+    /// (its nodes in both of the consumer's copies, their maps, and the text
+    /// models an AT may have built; docs/robustness.md, "Memory budgets"). A
+    /// commit that would pass it is rejected before it is applied (rule
+    /// app-bytes).
     #[arg(
         long,
         env = "NEWTON_ATSPI_MAX_APP_BYTES",
         default_value_t = newton_cache::limits::DEFAULT_MAX_APP_BYTES
     )]
     pub max_app_bytes: usize,
-    /// Estimated bytes every application's replica may take together; a
-    /// commit that would pass it is rejected (rule total-bytes).
+    /// Bytes every application's replica may take together, counted as for
+    /// --max-app-bytes, plus the frames being received; a commit that would
+    /// pass it is rejected (rule total-bytes).
     #[arg(
         long,
         env = "NEWTON_ATSPI_MAX_TOTAL_BYTES",

@@ -17,7 +17,7 @@ use accesskit::{NodeId, TreeId, TreeUpdate};
 use accesskit_consumer::{Tree, TreeState};
 use newton_push_protocol::{Geometry, SurfaceId};
 
-use crate::budget::{node_cost, ByteBudget};
+use crate::budget::{node_cost, tree_bytes, ByteBudget};
 use crate::changes::{all_removed, preorder, ChangeCollector, IgnoreChanges};
 use crate::exposure::NonStructuralChildren;
 use crate::refs::RefIndex;
@@ -34,8 +34,13 @@ pub struct SurfaceReplica {
     /// Whether the compositor says this surface has keyboard focus.
     pub(crate) focused: bool,
     pub(crate) node_count: usize,
-    /// Estimated bytes of its tree (`budget.rs`).
+    /// Bytes of its tree (`budget.rs`): its nodes' and the tree's own
+    /// (`tree_bytes(peak_nodes)`).
     pub(crate) bytes: usize,
+    /// The most nodes the tree has held since it was built, counting those
+    /// an update adds before the consumer drops those it removes: the
+    /// consumer's maps grow to it and never shrink.
+    pub(crate) peak_nodes: usize,
     pub(crate) refs: RefIndex,
     pub(crate) awaiting_resync: bool,
     pub(crate) non_structural: NonStructuralChildren,
@@ -60,6 +65,7 @@ impl SurfaceReplica {
             focused: false,
             node_count: 0,
             bytes: 0,
+            peak_nodes: 0,
             refs: RefIndex::default(),
             awaiting_resync: false,
             non_structural: NonStructuralChildren::default(),
@@ -141,7 +147,9 @@ pub struct PreparedTree {
     tree: Tree,
     refs: RefIndex,
     node_count: usize,
-    /// Estimated bytes of the tree (`budget.rs`).
+    /// The most nodes the tree held while it was built (`SurfaceReplica::peak_nodes`).
+    peak_nodes: usize,
+    /// Bytes of the tree (`budget.rs`).
     bytes: usize,
     /// Every node, parents first.
     order: Vec<NodeId>,
@@ -190,7 +198,9 @@ pub fn prepare_full_tree(
             ));
         }
     }
-    let incoming = incoming_bytes(&updates);
+    // The tree cannot hold more nodes than the commit carries.
+    let carried = updates.iter().map(|u| u.nodes.len()).sum::<usize>();
+    let incoming = incoming_bytes(&updates).saturating_add(tree_bytes(carried));
     if incoming > limits.max_app_bytes {
         return Err(app_bytes_error(surface, incoming, limits.max_app_bytes));
     }
@@ -203,7 +213,7 @@ pub fn prepare_full_tree(
     Ok(build_tree(surface, updates, plan))
 }
 
-/// Estimated bytes of every node a commit carries.
+/// Bytes of every node a commit carries (`budget::node_cost`).
 fn incoming_bytes(updates: &[TreeUpdate]) -> usize {
     updates
         .iter()
@@ -311,12 +321,14 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
     let mut rest = updates.split_off(start).into_iter();
     let mut refs = RefIndex::default();
     let mut node_count = 0;
+    let mut peak_nodes = 0;
     let mut tree = None;
     if let (Some(first), Some(checked)) = (rest.next(), checks.next()) {
         for (id, node) in &first.nodes {
             refs.add_node(*id, node);
         }
         node_count = checked.node_count;
+        peak_nodes = node_count;
         tree = Some(Tree::new(first, false));
     }
     let Some(mut tree) = tree else {
@@ -326,6 +338,7 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
             tree: Tree::new(placeholder_update(), false),
             refs,
             node_count: 1,
+            peak_nodes: 1,
             bytes: 0,
             order: vec![NodeId(0)],
             non_structural: NonStructuralChildren::default(),
@@ -333,6 +346,7 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
     };
     for (update, checked) in rest.zip(checks) {
         node_count = checked.node_count;
+        peak_nodes = peak_nodes.max(node_count.saturating_add(checked.removed.len()));
         apply_one(&mut tree, &mut refs, update, &checked, &mut IgnoreChanges);
     }
     let order = preorder(tree.state());
@@ -341,12 +355,13 @@ fn build_tree(surface: SurfaceId, mut updates: Vec<TreeUpdate>, plan: CommitPlan
         .iter()
         .filter_map(|id| tree.state().node_by_tree_local_id(*id, TreeId::ROOT))
         .map(|node| node_cost(node.data()))
-        .fold(0usize, usize::saturating_add);
+        .fold(tree_bytes(peak_nodes), usize::saturating_add);
     PreparedTree {
         surface,
         tree,
         refs,
         node_count,
+        peak_nodes,
         bytes,
         order,
         non_structural,
@@ -535,7 +550,17 @@ impl AppReplica {
             let prepared = build_tree(surface, updates, plan);
             return self.install(prepared);
         }
-        let reserved = match self.admit_incremental(surface, &updates) {
+        let old_peak = self.surfaces.get(&surface).map_or(0, |s| s.peak_nodes);
+        // The consumer inserts an update's new nodes before it drops the
+        // ones it removes, so its maps briefly hold both.
+        let peak = plan
+            .checks
+            .iter()
+            .map(|c| c.node_count.saturating_add(c.removed.len()))
+            .fold(old_peak, usize::max);
+        // The consumer's maps grow to the new peak (and never shrink).
+        let tree_growth = tree_bytes(peak).saturating_sub(tree_bytes(old_peak));
+        let reserved = match self.admit_incremental(surface, &updates, tree_growth) {
             Ok(reserved) => reserved,
             Err(error) => {
                 self.note_rejection(surface);
@@ -559,7 +584,11 @@ impl AppReplica {
                 s.node_count = checked.node_count;
             }
         }
-        s.bytes = (old_bytes.saturating_add(incoming)).saturating_sub(released);
+        s.bytes = old_bytes
+            .saturating_add(incoming)
+            .saturating_add(tree_growth)
+            .saturating_sub(released);
+        s.peak_nodes = peak;
         self.node_count = (self.node_count + s.node_count).saturating_sub(old_count);
         self.bytes = (self.bytes + s.bytes).saturating_sub(old_bytes);
         // The reservation covered the growth at most; give back the rest.
@@ -680,13 +709,15 @@ impl AppReplica {
 
     /// Checks an incremental commit against the byte budgets before it is
     /// applied: the replica plus the commit's nodes, less the nodes they
-    /// replace, must fit. Returns the bytes reserved from the shared budget.
+    /// replace, plus `tree_growth` (the tree's own growth), must fit.
+    /// Returns the bytes reserved from the shared budget.
     fn admit_incremental(
         &mut self,
         surface: SurfaceId,
         updates: &[TreeUpdate],
+        tree_growth: usize,
     ) -> Result<usize, RejectError> {
-        let incoming = incoming_bytes(updates);
+        let incoming = incoming_bytes(updates).saturating_add(tree_growth);
         let state = self.surfaces.get(&surface).and_then(|s| s.state());
         let mut seen = HashSet::new();
         let replaced: usize = updates
@@ -713,6 +744,7 @@ impl AppReplica {
             mut tree,
             refs,
             node_count,
+            peak_nodes,
             bytes,
             order,
             non_structural,
@@ -748,6 +780,7 @@ impl AppReplica {
         self.node_count = (self.node_count + node_count).saturating_sub(s.node_count);
         self.bytes = (self.bytes + bytes).saturating_sub(s.bytes);
         s.bytes = bytes;
+        s.peak_nodes = peak_nodes;
         s.tree = Some(tree);
         s.refs = refs;
         s.node_count = node_count;

@@ -14,7 +14,7 @@ pub struct Limits {
     pub max_frame_bytes: usize,
     /// Surfaces of one application.
     pub max_surfaces: usize,
-    /// Estimated bytes of one application's replica (see `budget.rs`).
+    /// Bytes one application's replica may cost (see `budget.rs`).
     pub max_app_bytes: usize,
 }
 
@@ -32,8 +32,9 @@ impl Default for Limits {
 }
 
 /// Default of [`Limits::max_app_bytes`]: room for the 1,000,000-node limit
-/// with short labels (about 240 MB estimated).
-pub const DEFAULT_MAX_APP_BYTES: usize = 512 * 1024 * 1024;
+/// with short labels (about 940 MB counted: the consumer's two maps at 2^21
+/// buckets are 710 MB of it; `budget.rs`).
+pub const DEFAULT_MAX_APP_BYTES: usize = 1024 * 1024 * 1024;
 /// Default budget of every application together (the bridge's
 /// `--max-total-bytes`).
 pub const DEFAULT_MAX_TOTAL_BYTES: usize = 2 * 1024 * 1024 * 1024;

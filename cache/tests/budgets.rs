@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::*;
 use newton_cache::accesskit::Role;
-use newton_cache::budget::node_cost;
+use newton_cache::budget::{node_cost, tree_bytes};
 use newton_cache::{AppReplica, ByteBudget, Limits, Rule, SurfaceId};
 
 fn limits(max_app_bytes: usize) -> Limits {
@@ -45,24 +45,26 @@ fn bytes_follow_the_tree_exactly() {
     let shared = Arc::new(ByteBudget::default());
     let mut a = app(usize::MAX, &shared);
     let tree = window(10, 100);
-    let expected: usize = tree.nodes.iter().map(|(_, n)| node_cost(n)).sum();
+    // The nodes, and the tree's own maps sized for its 11 nodes.
+    let expected: usize =
+        tree.nodes.iter().map(|(_, n)| node_cost(n)).sum::<usize>() + tree_bytes(11);
     a.commit(S, vec![tree], 0).expect("applies");
     assert_eq!(a.bytes(), expected);
     assert_eq!(shared.used(), expected);
-    // Relabel one node with a longer label: grows by the difference only.
-    a.commit(
-        S,
-        vec![inc(vec![(3, labelled(Role::Label, &"y".repeat(1100)))], 0)],
-        0,
-    )
-    .expect("applies");
-    assert_eq!(a.bytes(), expected + 1000);
-    assert_eq!(shared.used(), expected + 1000);
-    // Remove nine labels.
+    // Relabel one node with a longer label: grows by the difference only
+    // (1,000 more bytes in each of the consumer's two copies).
+    let longer = labelled(Role::Label, &"y".repeat(1100));
+    let grown = node_cost(&longer) - node_cost(&labelled(Role::Label, &"x".repeat(100)));
+    assert_eq!(grown, 2000);
+    a.commit(S, vec![inc(vec![(3, longer.clone())], 0)], 0)
+        .expect("applies");
+    assert_eq!(a.bytes(), expected + grown);
+    assert_eq!(shared.used(), expected + grown);
+    // Remove nine labels: their bytes come back, the maps keep their size
+    // (they never shrink).
     a.commit(S, vec![inc(vec![(0, kids(Role::Window, &[3]))], 0)], 0)
         .expect("applies");
-    let left =
-        node_cost(&kids(Role::Window, &[3])) + node_cost(&labelled(Role::Label, &"y".repeat(1100)));
+    let left = node_cost(&kids(Role::Window, &[3])) + node_cost(&longer) + tree_bytes(11);
     assert_eq!(a.bytes(), left);
     assert_eq!(shared.used(), left);
     a.clear();
@@ -117,7 +119,12 @@ fn an_application_over_its_budget_is_refused_and_keeps_its_tree() {
 #[test]
 fn the_shared_budget_refuses_the_application_that_would_pass_it() {
     let one_app = window(100, 1000);
-    let cost: usize = one_app.nodes.iter().map(|(_, n)| node_cost(n)).sum();
+    let cost: usize = one_app
+        .nodes
+        .iter()
+        .map(|(_, n)| node_cost(n))
+        .sum::<usize>()
+        + tree_bytes(one_app.nodes.len());
     // Room for two such applications, not three.
     let shared = Arc::new(ByteBudget::new(cost * 2 + cost / 2));
     let mut a = app(usize::MAX, &shared);

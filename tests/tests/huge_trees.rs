@@ -165,16 +165,17 @@ fn a_250k_node_application_stays_findable_by_libatspi_over_the_bus_and_peer_to_p
 #[test]
 fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
     let mut session = start_session();
-    // One application may hold about 2 MB; all together about 3 MB.
+    // One application may hold 8 MB; all together 9 MB.
     let (_bridge, socket) = start_bridge(
         &mut session,
-        &["--max-app-bytes", "2000000", "--max-total-bytes", "3000000"],
+        &["--max-app-bytes", "8000000", "--max-total-bytes", "9000000"],
     );
-    // 2,000 buttons ≈ 0.43 MB estimated (200 bytes a node plus its label): fits.
+    // 2,000 buttons ≈ 2 MB counted (budget.rs: both consumer copies, their maps at 4,096
+    // buckets, the labels): fits.
     let mut first = RawSender::connect_within(&socket, "Budget one", WAIT);
     first.show_window(1, "One", "Button", 2_000);
-    // A 1.6 MB label on one button takes the application over 2 MB.
-    first.commit(1, relabel(5, &"x".repeat(1_600_000)));
+    // A 4 MB label on one button (8 MB counted: two copies) takes the application over 8 MB.
+    first.commit(1, relabel(5, &"x".repeat(4_000_000)));
     let replies = first.sync();
     let rejected = replies
         .iter()
@@ -191,7 +192,8 @@ fn applications_over_their_byte_budgets_are_refused_with_the_rule() {
     let (_, labels) = client.window_and_labels(&bus);
     assert!(labels.iter().any(|l| l == "Button 5"), "{labels:?}");
 
-    // Two more applications of about 1.53 MB each: the third would pass 3 MB in all.
+    // Two more applications of about 4.5 MB each (maps at 8,192 buckets): the third would
+    // pass 9 MB in all.
     let mut second = RawSender::connect_within(&socket, "Budget two", WAIT);
     second.show_window(1, "Two", "Button", 7_000);
     let mut third = RawSender::connect_within(&socket, "Budget three", WAIT);
