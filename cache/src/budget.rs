@@ -37,7 +37,7 @@
 use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use accesskit::{Affine, CustomAction, Node, NodeId, TextSelection};
+use accesskit::{Affine, Node, NodeId, TextSelection};
 use accesskit_consumer::FullNodeId;
 
 /// Copies of every node `accesskit_consumer::Tree` keeps (`state`,
@@ -171,7 +171,7 @@ pub fn replica_cost(node: &Node) -> usize {
     heap += id_lists.iter().map(|ids| ids.len()).sum::<usize>() * size_of::<NodeId>();
     heap += lengths.iter().map(|l| l.len()).sum::<usize>();
     heap += coords.iter().flatten().map(|c| c.len()).sum::<usize>() * size_of::<f32>();
-    heap += custom_actions.len() * size_of::<CustomAction>()
+    heap += std::mem::size_of_val(custom_actions)
         + custom_actions
             .iter()
             .map(|a| a.description.len())

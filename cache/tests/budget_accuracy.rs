@@ -189,7 +189,7 @@ fn recorded_fixtures_are_counted_as_the_allocator_sees_them() {
         "fixtures/generated-small/doc-small.jsonl",
         "fixtures/generated-small/grid-small.jsonl",
     ] {
-        let lines = newton_fixtures::load_jsonl(&root.join(name)).expect("fixture loads");
+        let lines = newton_fixtures::load_jsonl(root.join(name)).expect("fixture loads");
         assert_within(name, measure_stream(&lines));
     }
 }
