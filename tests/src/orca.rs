@@ -55,9 +55,9 @@ pub struct Orca {
 #[derive(Debug, Clone)]
 pub struct OrcaSpeech {
     pub utterances: Vec<String>,
-    /// What the web script's Say All read, one entry per piece of content in reading order
-    /// (its `WEB SAY ALL CONTENT` log lines). Say All speaks without a voice of its own, so
-    /// its words reach the log only in these lines, not as ordinary speech.
+    /// What Say All read, one entry per piece of content in reading order (the web script's
+    /// `WEB SAY ALL CONTENT` log lines, Orca 51's `SAY ALL PRESENTER: CONTENT:`). With a voice, Say
+    /// All's words reach the log only in these lines, not as `SPEECH OUTPUT`.
     pub say_all: Vec<String>,
     pub debug_file: PathBuf,
     /// Whether this Orca ends an object's presentation with a full stop ("OK button."): every
@@ -78,6 +78,19 @@ impl OrcaSpeech {
     pub fn is(&self, said: &str, want: &str) -> bool {
         said == want || (!self.full_stops && want.strip_suffix('.') == Some(said))
     }
+
+    /// True if the utterance `said` contains `want` as this Orca words it: anywhere, or, under
+    /// an Orca that ends an object's presentation without a full stop ([`OrcaSpeech::is`]),
+    /// `want` without its final full stop at the end of `said` ("link 0.0 link." in "… link
+    /// 0.0 link").
+    pub fn contains(&self, said: &str, want: &str) -> bool {
+        said.contains(want)
+            || (!self.full_stops
+                && want
+                    .strip_suffix('.')
+                    .is_some_and(|bare| said.ends_with(bare)))
+    }
+
     /// True if some utterance contains `text`.
     pub fn said_containing(&self, text: &str) -> bool {
         self.utterances.iter().any(|u| u.contains(text))
@@ -181,8 +194,9 @@ impl Orca {
     /// Orca reads keys. Orca 43 learns keys only from the registry's key listeners, so the key is
     /// injected there (tests/py/inject_key.py) and the answer says whether Orca consumed it.
     /// Orca 48 reads keys from the X server itself and registers no key listener, so the key is
-    /// a real X key (`xdotool key`, to the focused X window) and `None` is returned: whether Orca
-    /// took it shows in what it says and in the application not acting on it.
+    /// a real X key (`xdotool`, to the focused X window; a chord nested as a user presses it,
+    /// [`xdotool_key_args`]) and `None` is returned: whether Orca took it shows in what it says
+    /// and in the application not acting on it.
     ///
     /// Either way it returns once Orca has handled the key: the registry call is synchronous,
     /// and after an X key the harness waits for Orca to go idle. Without that wait Orca 48
@@ -208,7 +222,9 @@ impl Orca {
         key: &str,
     ) -> Result<Option<bool>> {
         if OrcaVersion::current()?.reads_keys_from_x() {
-            crate::xdotool(session, label, &["key", "--clearmodifiers", key])?;
+            let args = xdotool_key_args(key);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            crate::xdotool(session, label, &args)?;
             return Ok(None);
         }
         let (modifiers, name) = atspi_modifiers(key)?;
@@ -299,9 +315,9 @@ impl Orca {
         Ok(extract_speech(&String::from_utf8_lossy(&bytes)))
     }
 
-    /// What the web script's Say All has read so far (its `WEB SAY ALL CONTENT` lines): the
-    /// debug file is line-buffered (see [`LINE_BUFFERING_HOOK`]), so it can be read while Orca
-    /// runs.
+    /// What Say All has read so far (its `WEB SAY ALL CONTENT` or, under 51, `SAY ALL PRESENTER:
+    /// CONTENT:` lines): the debug file is line-buffered (see [`LINE_BUFFERING_HOOK`]), so it
+    /// can be read while Orca runs.
     pub fn say_all_so_far(&self) -> Result<Vec<String>> {
         let bytes = std::fs::read(&self.debug_file).map_err(HarnessError::io(format!(
             "read Orca debug file {}",
@@ -363,6 +379,31 @@ fn extract_say_all(log: &str) -> Vec<String> {
             Some(text.trim().to_owned())
         })
         .collect()
+}
+
+/// The `xdotool` arguments that press and release `key` (xdotool's form: `KP_Enter`,
+/// `shift+alt+Down`) as a user does. A plain key is one `key` command. A chord is pressed
+/// modifiers first and released the other way round, the key before its modifiers, as fingers
+/// leave a chord: `xdotool key shift+h` releases Shift first, so the X server reports the key's
+/// release as "h" without Shift, and Orca 51.1 does not take it for the release of the "H" it
+/// bound (`input_event_manager.py` `is_release_for` compares the key names). It then presents
+/// Shift+H's heading as if no navigation command had moved there: its name alone, "Details",
+/// where the nested chord gets "Details heading 3" (docs/compat.md, "Orca 51.1", "Structural
+/// navigation").
+fn xdotool_key_args(key: &str) -> Vec<String> {
+    let parts: Vec<&str> = key.split('+').collect();
+    let Some((key, modifiers)) = parts.split_last().filter(|(_, m)| !m.is_empty()) else {
+        return vec!["key".into(), "--clearmodifiers".into(), key.into()];
+    };
+    let mut args = Vec::new();
+    for modifier in modifiers {
+        args.extend(["keydown".to_owned(), (*modifier).to_owned()]);
+    }
+    args.extend(["key".to_owned(), (*key).to_owned()]);
+    for modifier in modifiers.iter().rev() {
+        args.extend(["keyup".to_owned(), (*modifier).to_owned()]);
+    }
+    args
 }
 
 /// `orca-debug.out` for a session's first Orca, `orca-debug-2.out` for its second, and so on:
@@ -774,6 +815,37 @@ mod tests {
         };
         assert!(next.reads_keys_from_x());
         assert_eq!(next.golden_dir(), Some("orca51"));
+    }
+
+    #[test]
+    fn contains_takes_a_missing_final_full_stop_only_from_orca_51() {
+        let speech = |full_stops| super::OrcaSpeech {
+            utterances: vec![],
+            say_all: vec![],
+            debug_file: std::path::PathBuf::new(),
+            full_stops,
+        };
+        let (orca48, orca51) = (speech(true), speech(false));
+        assert!(orca48.contains("x link 0.0 link. y", "link 0.0 link."));
+        assert!(!orca48.contains("x link 0.0 link", "link 0.0 link."));
+        assert!(orca51.contains("x link 0.0 link", "link 0.0 link."));
+        assert!(orca51.contains("x link 0.0 link. y", "link 0.0 link."));
+        assert!(!orca51.contains("x link 0.0 link y", "link 0.0 link."));
+    }
+
+    #[test]
+    fn presses_a_chord_nested_and_a_plain_key_whole() {
+        assert_eq!(
+            super::xdotool_key_args("KP_Add"),
+            ["key", "--clearmodifiers", "KP_Add"]
+        );
+        assert_eq!(
+            super::xdotool_key_args("shift+alt+Down"),
+            [
+                "keydown", "shift", "keydown", "alt", "key", "Down", "keyup", "alt", "keyup",
+                "shift"
+            ]
+        );
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! waits on its speech as it does for a listener, and the test reads what was "heard".
 //!
 //! A session's default speech-dispatcher configuration names the dummy module, which fails to
-//! start, so Orca has no speech server and presents Say All as one synchronous loop. A test that
-//! needs Orca to speak over time (Say All that can be stopped) installs this voice before
-//! starting Orca. Orca's speech client then spawns a real speech-dispatcher inside the session
-//! (its configuration, socket and pid file lie in the session's directories, and it carries the
-//! session's marker, so teardown stops it).
+//! start, so Orca 43.1 and 48.1 have no speech server and present Say All as one synchronous
+//! loop; Orca 51.1 keeps a server without a client and its Say All stops after the first piece.
+//! A test that needs Orca to speak over time (Say All that can be stopped), or a Say All read to
+//! its end under every Orca, installs this voice before starting Orca. Orca's speech client then
+//! spawns a real speech-dispatcher inside the session (its configuration, socket and pid file
+//! lie in the session's directories, and it carries the session's marker, so teardown stops it).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

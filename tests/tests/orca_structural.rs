@@ -27,7 +27,10 @@
 //! Under Orca 48.1 (`NEWTON_ORCA_ROOT`) the expectations follow the version where 48.1 words
 //! things differently but says at least as much. Orca 48.1 speaks a heading's (and a header
 //! cell's) Text, not its name: headings and header cells carry their name as Text, so it says
-//! "Lists heading 2" and "Name column header." (docs/compat.md, "Two Orcas").
+//! "Lists heading 2" and "Name column header." (docs/compat.md, "Two Orcas"). Under Orca 51.1
+//! likewise, where 51 words things differently again: no full stop at the end of a presentation
+//! (`OrcaSpeech::is`), a data cell reached from its own column's header without that header
+//! (docs/compat.md, "Orca 51.1", "Structural navigation").
 //!
 //! Orca tests run one at a time (machine-wide lock). NEWTON_E2E_SKIP_ORCA=1 skips them (loudly).
 //! Needs the bridge binary: `cargo build -p newton-atspi-bridge` first.
@@ -36,8 +39,8 @@ use std::time::Duration;
 
 use accesskit::{NodeId, Role, TreeId, TreeUpdate};
 use newton_e2e::{
-    check_golden, fixture, orca_golden, orca_tests_skipped, summary_note, Bridge, LegacyReference,
-    Orca, OrcaSpeech, OrcaVersion, SessionOptions, SilentVoice, TestSession,
+    check_golden, fixture, orca_golden, orca_tests_skipped, Bridge, LegacyReference, Orca,
+    OrcaSpeech, OrcaVersion, SessionOptions, SilentVoice, TestSession,
 };
 use newton_producer::Sender;
 use newton_push_protocol::{BridgeMessage, RecordedLine, SenderMessage, SurfaceId};
@@ -51,30 +54,6 @@ fn skip_loudly() -> bool {
         return true;
     }
     false
-}
-
-/// The web-script tests whose expectations are not reviewed under Orca 51.1 yet skip under it,
-/// each with a line in the test summary (printed at the end of the CI log). What 51.1 said in
-/// them, and what is known of why: docs/compat.md "Orca 51.1", "Structural navigation".
-fn skip_unreviewed_under_orca51(test: &str) -> bool {
-    if skip_loudly() {
-        return true;
-    }
-    // Set while reviewing them: the tests then run (and may fail) under 51 too.
-    if orca_major() < 51 || std::env::var("NEWTON_E2E_RUN_UNREVIEWED").is_ok_and(|v| v == "1") {
-        return false;
-    }
-    summary_note(
-        "orca_structural",
-        &format!(
-            "{test}: SKIPPED under Orca {}: expectations not reviewed for Orca 51 yet \
-             (docs/compat.md \"Orca 51.1\", \"Structural navigation\")",
-            OrcaVersion::current()
-                .map(|v| v.package)
-                .unwrap_or_default()
-        ),
-    );
-    true
 }
 
 /// A fixture's sender: sends the recording's first frame, then focus moves the test asks for.
@@ -667,7 +646,7 @@ fn key_echo(key: &str) -> String {
 
 #[test]
 fn orca_web_script_navigates_headings_and_links_chromium() {
-    if skip_unreviewed_under_orca51("orca_web_script_navigates_headings_and_links_chromium") {
+    if skip_loudly() {
         return;
     }
     web_engine_navigates_headings_and_links("Chromium");
@@ -675,7 +654,7 @@ fn orca_web_script_navigates_headings_and_links_chromium() {
 
 #[test]
 fn orca_web_script_navigates_headings_and_links_gecko() {
-    if skip_unreviewed_under_orca51("orca_web_script_navigates_headings_and_links_gecko") {
+    if skip_loudly() {
         return;
     }
     web_engine_navigates_headings_and_links("Gecko");
@@ -769,8 +748,7 @@ fn orca_web_script_navigates_table_cells_chromium() {
 /// these keys said "Not in a table." (docs/compat.md, difference 22).
 #[test]
 fn orca_web_script_navigates_table_cells_from_a_header_chromium() {
-    if skip_unreviewed_under_orca51("orca_web_script_navigates_table_cells_from_a_header_chromium")
-    {
+    if skip_loudly() {
         return;
     }
     let speech = chromium_hears(
@@ -811,6 +789,38 @@ fn orca_web_script_navigates_table_cells_from_a_header_chromium() {
         );
         return;
     }
+    if orca_major() >= 51 {
+        // Orca 51.1 as 48.1, but a data cell reached from its own column's header is said
+        // without that header: 51 speaks a cell's column header only when the column changed
+        // since the cell the move started from (`speech_generator.py`
+        // `_generate_table_cell_column_header` → `AXUtilities.cell_column_changed`, with
+        // `table_navigator.py` `_present_cell` passing that cell as the prior object), where
+        // 48.1 speaks the headers the starting cell did not have (`get_new_column_headers`),
+        // and a header cell has none. The same for any toolkit's table (docs/compat.md,
+        // "Orca 51.1").
+        assert_said_in_order(
+            &speech,
+            &[
+                "AccessKit link.",
+                "t",
+                "table with 4 rows 2 columns",
+                "Name column header.",
+                // Alt+Shift+Down from the header: same column, so the cell alone.
+                "Orca.",
+                "Row 2, column 1.",
+                // Alt+Shift+Up: the header.
+                "Name column header.",
+                "Row 1, column 1.",
+                // Alt+Shift+Right: the next header.
+                "Role column header.",
+                "Row 1, column 2.",
+                // Alt+Shift+Down: same column again.
+                "Screen reader.",
+                "Row 2, column 2.",
+            ],
+        );
+        return;
+    }
     // Orca 48.1 says each cell's position after it (the header row is row 1). It reads a
     // COLUMN_HEADER as a text block, from its Text: header cells carry their name as Text
     // (docs/compat.md, "Two Orcas").
@@ -847,7 +857,7 @@ fn orca_web_script_navigates_table_cells_from_a_header_chromium() {
 /// for comparison: Orca says less there.
 #[test]
 fn orca_web_script_reads_doc_small_line_by_line_chromium() {
-    if skip_unreviewed_under_orca51("orca_web_script_reads_doc_small_line_by_line_chromium") {
+    if skip_loudly() {
         return;
     }
     let recording = web_recording(
@@ -938,20 +948,68 @@ fn assert_says_at_least(more: &OrcaSpeech, less: &OrcaSpeech) {
     }
 }
 
+/// How long the quick silent voice of the Say All tests that read to the end takes per
+/// character: doc-small's Say All (about 350 characters) is said in well under a second.
+const QUICK_VOICE_PER_CHARACTER: Duration = Duration::from_millis(1);
+
+/// Say All (KP_Add) with Orca's caret where the application's focus `focus` puts it, read to the
+/// end of the document: Orca speaks through a quick silent voice (`SilentVoice`), which paces
+/// Say All as a listener's synthesizer does, and the test waits until the voice has said `last`
+/// (the document's last block), then until Orca is idle. Returns what Orca said; its Say All
+/// pieces are in `OrcaSpeech::say_all`.
+///
+/// The voice is needed under Orca 51.1: when speech-dispatcher cannot be reached, 43.1 and 48.1
+/// have no speech server and run Say All as one synchronous loop to the end, but 51.1 keeps a
+/// server without a client (`speechdispatcherfactory.py` `_init` catches the failed connection)
+/// and sends Say All through it (`speech_presenter.py` `say_all`); the server's `_say_all` asks
+/// for the next piece only when the previous one is reported ended, which never comes, so
+/// without a voice 51.1's Say All reads its first piece and stops (docs/compat.md, "Orca 51.1").
+fn says_all_to_the_end(recording: &str, app_name: &str, focus: &Step, last: &str) -> OrcaSpeech {
+    let mut voice = None;
+    let mut listening = Listening::start(
+        recording,
+        app_name,
+        Producer::WebEngine("Chromium"),
+        |session| {
+            voice = Some(
+                SilentVoice::install(
+                    session,
+                    std::path::Path::new(env!("CARGO_BIN_EXE_newton-silent-voice")),
+                    QUICK_VOICE_PER_CHARACTER,
+                )
+                .expect("give Orca a silent voice"),
+            )
+        },
+    );
+    let voice = voice.expect("the voice was installed");
+    listening.step(0, focus);
+    let Listening { session, orca, .. } = &mut listening;
+    orca.press_while_speaking(session, "say-all", "KP_Add")
+        .expect("press KP_Add");
+    if let Err(e) = voice.wait_to_hear(last, SAY_ALL_REACHES_BLOCK) {
+        panic!(
+            "Say All did not reach the document's end ({e}); it read {:#?}",
+            orca.say_all_so_far().unwrap_or_default()
+        );
+    }
+    orca.wait_idle(session).expect("Orca settles after Say All");
+    listening.finish()
+}
+
 /// Say All (KP_Add, the desktop layout's key) from doc-small's first link (issue 17): Orca reads
 /// from its caret to the end of the document in document order, block after block, through the
-/// list, the form and the table. Without a voice Say All runs to its end in one go (no speech
-/// server paces it; docs/interfaces.md, "Per-block text"); stopping it is tested on doc-100k,
-/// with a voice (`orca_web_script_says_all_of_doc_100k_until_stopped_chromium`).
+/// list, the form and the table, paced by a quick voice ([`says_all_to_the_end`]); stopping it
+/// is tested on doc-100k (`orca_web_script_says_all_of_doc_100k_until_stopped_chromium`).
 #[test]
 fn orca_web_script_says_all_of_doc_small_chromium() {
-    if skip_unreviewed_under_orca51("orca_web_script_says_all_of_doc_small_chromium") {
+    if skip_loudly() {
         return;
     }
-    let speech = chromium_hears(
+    let speech = says_all_to_the_end(
         "generated-small/doc-small.jsonl",
         "Newton small document",
-        &[Step::Focus("link", "AccessKit"), Step::Key("KP_Add", true)],
+        &Step::Focus("link", "AccessKit"),
+        "Push protocol",
     );
     // Each piece Orca read, in order (the form's check box and button carry no text: their
     // name and role are spoken, their content is empty). Both Orcas read the same pieces.
@@ -1109,7 +1167,7 @@ impl LargeDocument {
 /// link, Down reads on line by line in document order, as on doc-small.
 #[test]
 fn orca_web_script_reads_doc_100k_line_by_line_chromium() {
-    if skip_unreviewed_under_orca51("orca_web_script_reads_doc_100k_line_by_line_chromium") {
+    if skip_loudly() {
         return;
     }
     let document = LargeDocument::write("line-by-line");
@@ -1142,12 +1200,13 @@ fn orca_web_script_reads_doc_100k_line_by_line_chromium() {
     assert_said_containing_in_order(&speech, &expected);
 }
 
-/// Fails unless an utterance containing each of `expected` was said, in this order.
+/// Fails unless an utterance containing each of `expected` (as this Orca words it,
+/// [`OrcaSpeech::contains`]) was said, in this order.
 fn assert_said_containing_in_order(speech: &OrcaSpeech, expected: &[&str]) {
     let mut said = speech.utterances.iter();
     for want in expected {
         assert!(
-            said.any(|u| u.contains(want)),
+            said.any(|u| speech.contains(u, want)),
             "Orca said nothing containing {want:?} (in order after the previous expectations): \
              {:#?}",
             speech.utterances
@@ -1156,25 +1215,28 @@ fn assert_said_containing_in_order(speech: &OrcaSpeech, expected: &[&str]) {
 }
 
 /// Say All on doc-100k sent by a web engine (issue 17), from a link in the last section: Orca
-/// reads from the caret's line to the end of the 100,000-node document, every piece in order.
-/// It starts near the end because, without a voice, Say All runs to the end of the document in
-/// one go (`orca_web_script_says_all_of_doc_100k_until_stopped_chromium` gives Orca a voice and
-/// stops it); what it reads is answered per block, so the size of the document before the caret
-/// does not enter into it.
+/// reads from the caret's line to the end of the 100,000-node document, every piece in order
+/// ([`says_all_to_the_end`]). It starts near the end because Say All reads on to the end of the
+/// document (`orca_web_script_says_all_of_doc_100k_until_stopped_chromium` stops it early);
+/// what it reads is answered per block, so the size of the document before the caret does not
+/// enter into it.
 #[test]
 fn orca_web_script_says_all_of_doc_100k_from_its_last_section_chromium() {
-    if skip_unreviewed_under_orca51(
-        "orca_web_script_says_all_of_doc_100k_from_its_last_section_chromium",
-    ) {
+    if skip_loudly() {
         return;
     }
     let document = LargeDocument::write("say-all");
     let links = document.links();
     let (last_link, paragraph) = *links.last().expect("doc-100k has links");
-    let speech = chromium_hears(
+    let last_block = document
+        .text_blocks_after(paragraph.expect("a link has a parent"))
+        .pop()
+        .expect("doc-100k's last section has blocks after its link's paragraph");
+    let speech = says_all_to_the_end(
         document.recording(),
         "Newton document",
-        &[Step::FocusNode(last_link.0), Step::Key("KP_Add", true)],
+        &Step::FocusNode(last_link.0),
+        &last_block,
     );
     let read: String = speech
         .say_all
@@ -1214,7 +1276,7 @@ const SAY_ALL_REACHES_BLOCK: Duration = Duration::from_secs(120);
 /// stops it, and nothing more is read or said.
 #[test]
 fn orca_web_script_says_all_of_doc_100k_until_stopped_chromium() {
-    if skip_unreviewed_under_orca51("orca_web_script_says_all_of_doc_100k_until_stopped_chromium") {
+    if skip_loudly() {
         return;
     }
     let document = LargeDocument::write("say-all-stopped");
@@ -1329,11 +1391,15 @@ fn assert_heard_in_order(heard: &[String], pieces: &[String]) {
 /// A recording as a web engine would send it, written to a temporary file for both sides of a
 /// comparison: the fixture's first frame with what a web engine adds (`as_web_engine_sends_it`),
 /// the engine named in the tree (accesskit_unix reports the tree's toolkit name, and Orca picks
-/// its script by it), then one commit (serial 2) moving the focus to `focus`.
+/// its script by it) and the application named as its browser names itself, as on the bridged
+/// side (`Producer::app_name`; `newton-legacy-reference` names the application after the
+/// hello: with the recording's own name Orca 51.1 took accesskit_unix's page for an Electron
+/// application's and entered it in sticky focus mode, "Focus mode is sticky."), then one commit
+/// (serial 2) moving the focus to `focus`.
 fn web_recording(
     test: &str,
     fixture_name: &str,
-    engine: &str,
+    engine: &'static str,
     focus: (&str, &str),
 ) -> TempRecording {
     let mut lines = newton_producer::load_recording(fixture(fixture_name))
@@ -1348,6 +1414,7 @@ fn web_recording(
     for line in &mut lines {
         if let Some(line) = line.hello.as_mut() {
             line.app.toolkit_name = Some(engine.to_owned());
+            line.app.name = Producer::WebEngine(engine).app_name(&line.app.name);
         }
         if let Some(SenderMessage::Update { update, .. }) = line.message.as_mut() {
             if let Some(tree) = update.tree.as_mut() {
@@ -1473,9 +1540,7 @@ fn orca_hears_through_accesskit_unix(recording: &str, steps: &[Step]) -> OrcaSpe
 /// caret stayed where the keys had put it.
 #[test]
 fn orca_web_script_navigates_headings_and_links_of_doc_100k_chromium() {
-    if skip_unreviewed_under_orca51(
-        "orca_web_script_navigates_headings_and_links_of_doc_100k_chromium",
-    ) {
+    if skip_loudly() {
         return;
     }
     let document = LargeDocument::write("structural");

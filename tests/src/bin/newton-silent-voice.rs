@@ -2,7 +2,8 @@
 //! wait on its voice the way it does for a listener.
 //!
 //! With speech made unavailable, Orca 43.1 and 48.1 run Say All as one synchronous loop to the
-//! end of the document, so "Say All stops when asked" cannot be tested. Through this module Orca
+//! end of the document, so "Say All stops when asked" cannot be tested; Orca 51.1 reads one
+//! piece and waits forever for it to be reported said. Through this module Orca
 //! talks to a real speech-dispatcher: each message takes time to "say" (a fixed time per
 //! character), is reported begun and ended (701 BEGIN, 702 END) or stopped (703 STOP) like a
 //! synthesizer's, and Orca's Say All asks for the next piece only when the previous one ended.
