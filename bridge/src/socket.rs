@@ -261,6 +261,8 @@ impl Admission {
 /// them into the bridge's own pid and user namespaces: a sender in a sandbox
 /// (its own pid namespace, Flatpak's or bubblewrap's user namespace) shows
 /// here with its pid and uid as the bridge's side of the desktop sees them.
+/// A pid of 0 is a peer the bridge's pid namespace cannot see (a bridge in a
+/// container, its sender outside).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Peer {
     pub pid: u32,
@@ -325,16 +327,17 @@ impl SenderCredentials {
 /// narrows which of the user's own programs may push trees; it is no
 /// boundary against code already running as the user.
 pub fn check_peer(stream: &UnixStream, admission: &Admission) -> Result<Peer, Refusal> {
-    let cred = rustix::net::sockopt::socket_peercred(stream)
+    let (pid, uid) = crate::unsafe_os::peer_credentials(stream)
         .map_err(|e| Refusal::NoCredentials(e.to_string()))?;
     let mine = rustix::process::getuid().as_raw();
-    let pid = cred.pid.as_raw_nonzero().get() as u32;
-    let exe = if admission.executables.is_empty() {
+    // 0: a peer outside this pid namespace, whose executable cannot be
+    // looked up (an allow-list then refuses it).
+    let pid = pid.unwrap_or(0);
+    let exe = if admission.executables.is_empty() || pid == 0 {
         None
     } else {
         peer_executable(pid)
     };
-    let uid = cred.uid.as_raw();
     admission.check(uid, mine, pid, exe.as_deref())?;
     Ok(Peer { pid, uid })
 }
