@@ -222,8 +222,13 @@ fn orca_hears_an_unmodified_eframe_app_through_the_accesskit_unix_patch() {
     let orca_version = OrcaVersion::current().expect("Orca version");
     let button = orca_version.push_button();
     // The window has no name: egui gives its root node no label, and accesskit_unix names a
-    // frame after that label too.
-    let window_at = position(u, 0, "frame").unwrap_or_else(|| panic!("window not spoken: {u:?}"));
+    // frame after that label too. Orca 51 says nothing for an unnamed window that is an ancestor
+    // of the object it presents (docs/compat.md, row S1: the legacy side is silent there too).
+    let window_at = if orca_version.major() >= 51 {
+        0
+    } else {
+        position(u, 0, "frame").unwrap_or_else(|| panic!("window not spoken: {u:?}"))
+    };
     let entry = match position(u, window_at, "Your name:") {
         Some(at) => at,
         // Orca 48.1 presenting a key while its locus is a window looks up the window's focused
