@@ -39,8 +39,8 @@ pub use keys::{registry_key, KeyPhase};
 pub use legacy::{legacy_binary, LegacyReference};
 pub use lock::OrcaLock;
 pub use orca::{
-    atspi_release, atspi_root, extract_speech, orca_command, orca_root, registry_release, Orca,
-    OrcaSpeech, OrcaVersion,
+    atspi_release, atspi_root, extract_speech, orca_command, orca_root, registry_release,
+    utterance_position, Orca, OrcaSpeech, OrcaVersion,
 };
 pub use paths::{
     bridge_binary, py_script, python, workspace_binary, workspace_binary_or_panic, workspace_root,

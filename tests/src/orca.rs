@@ -406,6 +406,16 @@ fn xdotool_key_args(key: &str) -> Vec<String> {
     args
 }
 
+/// The index of the first utterance at or after `from` that contains `text`: how the live
+/// tests find a step's speech in order.
+pub fn utterance_position(utterances: &[String], from: usize, text: &str) -> Option<usize> {
+    utterances
+        .iter()
+        .skip(from)
+        .position(|u| u.contains(text))
+        .map(|at| at + from)
+}
+
 /// `orca-debug.out` for a session's first Orca, `orca-debug-2.out` for its second, and so on:
 /// a test that starts Orca more than once keeps every log.
 fn fresh_debug_file(dir: &Path) -> PathBuf {

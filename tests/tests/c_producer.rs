@@ -12,6 +12,7 @@
 #[path = "../../capi/tests/support/mod.rs"]
 mod c_library;
 
+use newton_e2e::utterance_position;
 use std::time::Duration;
 
 use newton_e2e::{
@@ -51,14 +52,6 @@ fn do_action(session: &mut TestSession, role: &str, name: &str, action: &str) {
         .run_ok(&format!("do-{action}"), cmd, STEP_TIMEOUT)
         .unwrap_or_else(|e| panic!("DoAction {action} on {role} {name:?}: {e}"));
     assert!(out.contains("\"done\": true"), "{out}");
-}
-
-fn position(utterances: &[String], from: usize, text: &str) -> Option<usize> {
-    utterances
-        .iter()
-        .skip(from)
-        .position(|u| u.contains(text))
-        .map(|at| at + from)
 }
 
 #[test]
@@ -111,10 +104,11 @@ fn orca_speaks_the_c_example_and_its_action_requests_reach_it() {
     let version = OrcaVersion::current().expect("Orca version");
     let button = format!("OK {}", version.push_button());
     let u = &speech.utterances;
-    let window = position(u, 0, APP).unwrap_or_else(|| panic!("the window not spoken: {u:?}"));
-    let first = position(u, window, &button)
+    let window =
+        utterance_position(u, 0, APP).unwrap_or_else(|| panic!("the window not spoken: {u:?}"));
+    let first = utterance_position(u, window, &button)
         .unwrap_or_else(|| panic!("the first focus (OK) not spoken: {u:?}"));
-    let check = position(u, first, "Enable feature check box")
+    let check = utterance_position(u, first, "Enable feature check box")
         .unwrap_or_else(|| panic!("the focus move to the check box not spoken: {u:?}"));
     assert!(
         u[check].contains("not checked"),
@@ -127,7 +121,7 @@ fn orca_speaks_the_c_example_and_its_action_requests_reach_it() {
         .position(|x| x.contains("checked") && !x.contains("not checked"))
         .map(|at| at + check + 1)
         .unwrap_or_else(|| panic!("the toggle (DoAction click) not spoken: {u:?}"));
-    position(u, toggled, &button)
+    utterance_position(u, toggled, &button)
         .unwrap_or_else(|| panic!("the focus move back to OK not spoken: {u:?}"));
 
     // SIGTERM: a goodbye, the application leaves the desktop.

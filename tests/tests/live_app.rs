@@ -6,6 +6,7 @@
 //! --test live_app`. Orca tests take a machine-wide lock and run one at a time; set
 //! NEWTON_E2E_SKIP_ORCA=1 to skip the Orca part (loudly).
 
+use newton_e2e::utterance_position;
 use std::time::Duration;
 
 use newton_e2e::{
@@ -57,14 +58,6 @@ fn wait_for_app_lines(session: &TestSession, line: &str, count: usize) {
         || Ok(app_output(session).lines().filter(|l| *l == line).count() >= count),
     )
     .unwrap_or_else(|e| panic!("{e}; the app printed:\n{}", app_output(session)));
-}
-
-fn position(utterances: &[String], from: usize, text: &str) -> Option<usize> {
-    utterances
-        .iter()
-        .skip(from)
-        .position(|u| u.contains(text))
-        .map(|at| at + from)
 }
 
 #[test]
@@ -133,16 +126,17 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
     let orca48 = orca.major() >= 48;
     let button = orca.push_button();
     let u = &speech.utterances;
-    let window_at = position(u, 0, TITLE).unwrap_or_else(|| panic!("window not spoken: {u:?}"));
-    let first_focus = position(u, window_at, &format!("OK {button}"))
+    let window_at =
+        utterance_position(u, 0, TITLE).unwrap_or_else(|| panic!("window not spoken: {u:?}"));
+    let first_focus = utterance_position(u, window_at, &format!("OK {button}"))
         .unwrap_or_else(|| panic!("first focus: {u:?}"));
-    let cancel = position(u, first_focus, &format!("Cancel {button}"))
+    let cancel = utterance_position(u, first_focus, &format!("Cancel {button}"))
         .unwrap_or_else(|| panic!("Tab to Cancel not spoken: {u:?}"));
-    let check = position(u, cancel, "Enable feature check box")
+    let check = utterance_position(u, cancel, "Enable feature check box")
         .unwrap_or_else(|| panic!("Tab to the check box not spoken: {u:?}"));
-    let toggled =
-        position(u, check + 1, "checked").unwrap_or_else(|| panic!("toggling not spoken: {u:?}"));
-    let unchecked = position(u, toggled + 1, "not checked")
+    let toggled = utterance_position(u, check + 1, "checked")
+        .unwrap_or_else(|| panic!("toggling not spoken: {u:?}"));
+    let unchecked = utterance_position(u, toggled + 1, "not checked")
         .unwrap_or_else(|| panic!("Enter toggling the check box off not spoken: {u:?}"));
     let rechecked = u
         .iter()
@@ -150,11 +144,11 @@ fn orca_speaks_a_live_app_driven_by_real_keys_and_pyatspi_drives_it_back() {
         .position(|x| x.contains("checked") && !x.contains("not checked"))
         .map(|at| at + unchecked + 1)
         .unwrap_or_else(|| panic!("Enter toggling the check box on not spoken: {u:?}"));
-    let back = position(u, rechecked, &format!("Cancel {button}"))
+    let back = utterance_position(u, rechecked, &format!("Cancel {button}"))
         .unwrap_or_else(|| panic!("Shift+Tab back to Cancel not spoken: {u:?}"));
-    let check_again = position(u, back, "Enable feature check box")
+    let check_again = utterance_position(u, back, "Enable feature check box")
         .unwrap_or_else(|| panic!("Tab to the check box again not spoken: {u:?}"));
-    let name = position(u, check_again, "Name")
+    let name = utterance_position(u, check_again, "Name")
         .unwrap_or_else(|| panic!("Tab to the text field not spoken: {u:?}"));
     let a = u[name..]
         .iter()

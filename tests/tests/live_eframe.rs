@@ -15,6 +15,7 @@
 //! machine-wide lock and run one at a time; set NEWTON_E2E_SKIP_ORCA=1 to skip the Orca part
 //! (loudly).
 
+use newton_e2e::utterance_position;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -118,14 +119,6 @@ fn wait_for_tree(session: &mut TestSession, what: &str, done: impl Fn(&Value) ->
     last
 }
 
-fn position(utterances: &[String], from: usize, text: &str) -> Option<usize> {
-    utterances
-        .iter()
-        .skip(from)
-        .position(|u| u.contains(text))
-        .map(|at| at + from)
-}
-
 #[test]
 fn orca_hears_an_unmodified_eframe_app_through_the_accesskit_unix_patch() {
     if orca_tests_skipped() {
@@ -227,9 +220,9 @@ fn orca_hears_an_unmodified_eframe_app_through_the_accesskit_unix_patch() {
     let window_at = if orca_version.major() >= 51 {
         0
     } else {
-        position(u, 0, "frame").unwrap_or_else(|| panic!("window not spoken: {u:?}"))
+        utterance_position(u, 0, "frame").unwrap_or_else(|| panic!("window not spoken: {u:?}"))
     };
-    let entry = match position(u, window_at, "Your name:") {
+    let entry = match utterance_position(u, window_at, "Your name:") {
         Some(at) => at,
         // Orca 48.1 presenting a key while its locus is a window looks up the window's focused
         // object itself and makes it the locus without speaking (as in live_egui.rs).
@@ -257,11 +250,11 @@ fn orca_hears_an_unmodified_eframe_app_through_the_accesskit_unix_patch() {
     // `Adapter::key_event`). accesskit_unix forwards none and accesskit_winit hands its adapter
     // no keys, so under Orca 43.1 this application's typing is silent with the real
     // accesskit_unix too; the insertion itself is checked in the tree above.
-    let increment = position(u, typed.unwrap_or(entry), &format!("Increment {button}"))
+    let increment = utterance_position(u, typed.unwrap_or(entry), &format!("Increment {button}"))
         .unwrap_or_else(|| panic!("Tab to the button not spoken: {u:?}"));
-    let check = position(u, increment, "Checkbox check box")
+    let check = utterance_position(u, increment, "Checkbox check box")
         .unwrap_or_else(|| panic!("Tab to the check box not spoken: {u:?}"));
-    position(u, check + 1, "not checked")
+    utterance_position(u, check + 1, "not checked")
         .unwrap_or_else(|| panic!("Space toggling the check box off not spoken: {u:?}"));
 
     let report = session.shutdown();

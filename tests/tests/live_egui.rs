@@ -7,6 +7,7 @@
 //! --test live_egui`. Orca tests take a machine-wide lock and run one at a time; set
 //! NEWTON_E2E_SKIP_ORCA=1 to skip the Orca part (loudly).
 
+use newton_e2e::utterance_position;
 use std::time::Duration;
 
 use newton_e2e::{
@@ -38,14 +39,6 @@ fn wait_for_app_lines(session: &TestSession, line: &str, count: usize) {
         || Ok(app_output(session).lines().filter(|l| *l == line).count() >= count),
     )
     .unwrap_or_else(|e| panic!("{e}; the app printed:\n{}", app_output(session)));
-}
-
-fn position(utterances: &[String], from: usize, text: &str) -> Option<usize> {
-    utterances
-        .iter()
-        .skip(from)
-        .position(|u| u.contains(text))
-        .map(|at| at + from)
 }
 
 /// Finds the egui app's push button "OK" through pyatspi and clicks it with DoAction.
@@ -147,12 +140,13 @@ fn orca_speaks_a_live_egui_app_tab_moves_focus_and_pyatspi_clicks_a_button() {
     let orca_version = OrcaVersion::current().expect("Orca version");
     let button = orca_version.push_button();
     let u = &speech.utterances;
-    let window_at = position(u, 0, TITLE).unwrap_or_else(|| panic!("window not spoken: {u:?}"));
-    let cancel = position(u, window_at, &format!("Cancel {button}"))
+    let window_at =
+        utterance_position(u, 0, TITLE).unwrap_or_else(|| panic!("window not spoken: {u:?}"));
+    let cancel = utterance_position(u, window_at, &format!("Cancel {button}"))
         .unwrap_or_else(|| panic!("Tab to Cancel not spoken: {u:?}"));
-    position(u, cancel, &format!("OK {button}"))
+    utterance_position(u, cancel, &format!("OK {button}"))
         .unwrap_or_else(|| panic!("Shift+Tab back to OK not spoken: {u:?}"));
-    match position(&u[..cancel], window_at, &format!("OK {button}")) {
+    match utterance_position(&u[..cancel], window_at, &format!("OK {button}")) {
         Some(_) => {}
         // Orca 48.1 presenting a key while its locus is a window looks up the window's focused
         // object itself and makes it the locus without speaking (default.py
